@@ -1,0 +1,106 @@
+# cod: one Makefile for every program, the tests and the benchmarks.
+#   make          build bin/*
+#   make test     install what is missing, build, run every test
+#   make bench    measure and print the figures for bench/RESULTS.md
+#   make demo     the main job: fetch the default corpus, train the default spec
+CC      ?= cc
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ARCH    ?= -march=native
+WARN     = -Wall -Wextra -Werror
+BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -I. -fopenmp -MMD -MP
+REL      = $(BASE) -O3 $(ARCH) -g
+SAN      = $(BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LIBS     = -lopenblas -ljansson -lpcre2-8 -lm -fopenmp -lpthread
+
+MAINS    = worker/cod_train.c prep/cod_prep.c
+CORE_SRC = $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
+PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
+LIB_SRC  = $(CORE_SRC) $(PREP_SRC)
+TEST_SRC = $(wildcard tests/unit/test_*.c)
+BENCH_SRC= $(wildcard bench/bench_*.c)
+
+obj = $(patsubst %.c,build/$(1)/%.o,$(2))
+REL_LIB   = $(call obj,rel,$(LIB_SRC))
+SAN_LIB   = $(call obj,san,$(LIB_SRC))
+SAN64_LIB = $(call obj,san64,$(LIB_SRC))
+
+PROGRAMS = bin/cod-train bin/cod-prep
+TESTS    = $(patsubst tests/unit/%.c,build/tests/%,$(TEST_SRC))
+BENCHES  = $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
+
+CUDA_SRC = $(wildcard kernels/cuda/*.cu)
+ifneq ($(strip $(NVCC)),)
+ifneq ($(strip $(CUDA_SRC)),)
+CUDA_OBJ = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
+endif
+endif
+
+all: $(PROGRAMS) $(CUDA_OBJ)
+
+bin/cod-train: build/rel/worker/cod_train.o $(REL_LIB)
+	@mkdir -p bin
+	$(CC) $(REL) -o $@ $^ $(LIBS)
+
+bin/cod-prep: build/rel/prep/cod_prep.o $(REL_LIB)
+	@mkdir -p bin
+	$(CC) $(REL) -o $@ $^ $(LIBS)
+
+build/rel/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) -c $< -o $@
+
+build/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -c $< -o $@
+
+build/san64/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -DCOD_REAL_DOUBLE -c $< -o $@
+
+# A test named *_f64 checks gradients in double precision: it is built
+# against the double build of the kernels and the trainer.
+build/tests/%_f64: build/san64/tests/unit/%_f64.o $(SAN64_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LIBS)
+
+build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LIBS)
+
+build/bench/%: build/rel/bench/%.o $(REL_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) -o $@ $^ $(LIBS)
+
+build/cuda/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -std=c++17 -O3 -I. -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+		-Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
+
+deps:
+	scripts/deps.sh
+
+build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ)
+
+test: deps
+	$(MAKE) build-tests
+	tests/run.sh
+
+corpus: deps
+	$(MAKE) bin/cod-prep
+	scripts/corpus.sh
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+bench: deps
+	$(MAKE) all $(BENCHES)
+	bench/run.sh
+
+clean:
+	rm -rf build bin
+
+.PHONY: all deps build-tests test corpus demo bench clean
+.SECONDARY:
+
+-include $(shell find build -name '*.d' 2>/dev/null)

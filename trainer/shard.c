@@ -1,0 +1,207 @@
+#include "trainer/shard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+int shard_open(struct shard *s, const char *path, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (st.st_size < SHARD_HEADER_BYTES) {
+        snprintf(err, errlen, "%s: too short for a token shard header (%lld bytes)", path,
+                 (long long)st.st_size);
+        close(fd);
+        return -1;
+    }
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+        return -1;
+    }
+    const unsigned char *h = map;
+    uint32_t magic = le32(h), version = le32(h + 4), count = le32(h + 8);
+    int tb = magic == SHARD_MAGIC_U16 ? 2 : magic == SHARD_MAGIC_U32 ? 4 : 0;
+    const char *why = NULL;
+    if (!tb)
+        why = "bad magic (not an llm.c token shard)";
+    else if (version != SHARD_VERSION)
+        why = "unsupported shard version";
+    else if ((int64_t)SHARD_HEADER_BYTES + (int64_t)count * tb != (int64_t)st.st_size)
+        why = "file size does not match the header's token count";
+    else if (count < 2)
+        why = "holds fewer than 2 tokens";
+    if (why) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        munmap(map, (size_t)st.st_size);
+        return -1;
+    }
+    s->token_bytes = tb;
+    s->n_tokens = count;
+    s->map = map;
+    s->map_len = (size_t)st.st_size;
+    return 0;
+}
+
+void shard_close(struct shard *s)
+{
+    if (s->map)
+        munmap((void *)s->map, s->map_len);
+    s->map = NULL;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int fsync_dir_of(const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    int fd = open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_bytes,
+                char *err, size_t errlen)
+{
+    if (token_bytes != 2 && token_bytes != 4) {
+        snprintf(err, errlen, "%s: token width must be 2 or 4 bytes", path);
+        return -1;
+    }
+    if (n < 0 || n > (int64_t)UINT32_MAX) {
+        snprintf(err, errlen, "%s: token count %lld does not fit a shard header", path, (long long)n);
+        return -1;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    unsigned char header[SHARD_HEADER_BYTES] = {0};
+    uint32_t head[3] = {token_bytes == 2 ? SHARD_MAGIC_U16 : SHARD_MAGIC_U32, SHARD_VERSION, (uint32_t)n};
+    for (int i = 0; i < 3; i++)
+        for (int b = 0; b < 4; b++)
+            header[i * 4 + b] = (unsigned char)(head[i] >> (8 * b));
+    int rc = write_all(fd, header, sizeof(header));
+    enum { CHUNK = 1 << 16 };
+    unsigned char *buf = malloc((size_t)CHUNK * 4);
+    if (!buf)
+        rc = -1;
+    for (int64_t i = 0; rc == 0 && i < n; i += CHUNK) {
+        int64_t m = n - i < CHUNK ? n - i : CHUNK;
+        for (int64_t j = 0; j < m; j++) {
+            uint32_t t = tokens[i + j];
+            if (token_bytes == 2 && t > 0xFFFF) {
+                snprintf(err, errlen, "%s: token %u at %lld does not fit 16 bits", path, t,
+                         (long long)(i + j));
+                free(buf);
+                close(fd);
+                unlink(tmp);
+                return -1;
+            }
+            for (int b = 0; b < token_bytes; b++)
+                buf[j * token_bytes + b] = (unsigned char)(t >> (8 * b));
+        }
+        rc = write_all(fd, buf, (size_t)m * (size_t)token_bytes);
+    }
+    free(buf);
+    if (rc == 0)
+        rc = fsync(fd);
+    if (close(fd) != 0)
+        rc = -1;
+    if (rc == 0)
+        rc = rename(tmp, path);
+    if (rc == 0)
+        rc = fsync_dir_of(path);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int shard_glob(const char *pattern, char ***paths, int *n, char *err, size_t errlen)
+{
+    glob_t g;
+    int rc = glob(pattern, 0, NULL, &g);
+    if (rc == GLOB_NOMATCH || (rc == 0 && g.gl_pathc == 0)) {
+        snprintf(err, errlen, "no file matches %s", pattern);
+        globfree(&g);
+        return -1;
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot expand %s", pattern);
+        globfree(&g);
+        return -1;
+    }
+    char **out = calloc(g.gl_pathc, sizeof(char *));
+    if (!out) {
+        snprintf(err, errlen, "out of memory");
+        globfree(&g);
+        return -1;
+    }
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        out[i] = strdup(g.gl_pathv[i]);
+        if (!out[i]) {
+            shard_free_paths(out, (int)i);
+            globfree(&g);
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    *paths = out;
+    *n = (int)g.gl_pathc;
+    globfree(&g);
+    return 0;
+}
+
+void shard_free_paths(char **paths, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}

@@ -1,0 +1,47 @@
+/* llm.c token shards: a 1024-byte header of 256 little-endian int32
+ * (magic, version, token count, ...) followed by the tokens. Magic 20240520
+ * holds uint16 tokens; SHARD_MAGIC_U32 holds uint32 tokens for vocabularies
+ * over 65535. Shards are memory-mapped; offsets are 64-bit throughout. */
+#ifndef COD_SHARD_H
+#define COD_SHARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHARD_HEADER_INTS 256
+#define SHARD_HEADER_BYTES (SHARD_HEADER_INTS * 4)
+#define SHARD_MAGIC_U16 20240520
+#define SHARD_MAGIC_U32 20240801
+#define SHARD_VERSION 1
+
+struct shard {
+    char path[4096];
+    int token_bytes;          /* 2 or 4 */
+    int64_t n_tokens;
+    const unsigned char *map; /* whole file */
+    size_t map_len;
+};
+
+/* Maps a shard and checks its header and size. 0 on success, else -1 with err filled. */
+int shard_open(struct shard *s, const char *path, char *err, size_t errlen);
+void shard_close(struct shard *s);
+
+static inline uint32_t shard_token(const struct shard *s, int64_t i)
+{
+    const unsigned char *p = s->map + SHARD_HEADER_BYTES + (size_t)i * (size_t)s->token_bytes;
+    if (s->token_bytes == 2)
+        return (uint32_t)p[0] | ((uint32_t)p[1] << 8);
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* Writes a complete shard atomically: to PATH.tmp, fsync, rename to PATH,
+ * fsync the directory. token_bytes is 2 (every token must be < 65536) or 4. */
+int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_bytes,
+                char *err, size_t errlen);
+
+/* Expands a glob pattern into a sorted list of paths (caller frees with
+ * shard_free_paths). An empty match is an error naming the pattern. */
+int shard_glob(const char *pattern, char ***paths, int *n, char *err, size_t errlen);
+void shard_free_paths(char **paths, int n);
+
+#endif

@@ -1,0 +1,67 @@
+/* The job spec (DESIGN.md §3): parsing, defaults from the paper's recipe
+ * (PAPER.md §4), validation that names the offending field, and the JSON
+ * form with every default filled in. The server validates submissions with
+ * this same module, so nothing the trainer would refuse is ever queued. */
+#ifndef COD_SPEC_H
+#define COD_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "trainer/variant.h"
+
+struct model_shape {
+    char preset[32];   /* preset name, or "custom" for the object form */
+    int dim, n_layers, n_heads, ffn_dim;
+    int vocab;         /* 0 until known: taken from the data (spec_check_data) */
+};
+
+struct train_cfg {
+    long steps;
+    int seq_len, batch_seqs, micro_batch;
+    double lr;
+    long warmup;
+    double min_lr_ratio, beta1, beta2, eps, weight_decay, clip;
+    uint64_t seed;
+};
+
+struct job_spec {
+    char name[128];
+    struct model_shape model;
+    struct norm_variant norm;
+    char train_glob[1024], val_glob[1024];
+    struct train_cfg train;
+    long eval_every, eval_tokens;
+    long stats_every;
+    long checkpoint_every;  /* steps between checkpoints (0: only at the end and on stop) */
+    int checkpoint_keep;    /* newest checkpoints kept on disk */
+    int analysis_angular, analysis_prune;
+    char device[16];        /* "cpu", "cuda" or "any" */
+    int gpus;
+    int priority, max_attempts;
+};
+
+struct spec_error {
+    char field[128];        /* dotted path of the offending field, e.g. "train.lr" */
+    char message[512];
+};
+
+/* Parses and validates a spec held in a JSON text. Omitted fields take the
+ * recipe's values. Returns 0, or -1 with *err naming the field. Touches no file. */
+int spec_parse(const char *text, size_t len, struct job_spec *out, struct spec_error *err);
+int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err);
+
+/* Checks that the data globs match readable shards, and fills model.vocab
+ * from the data when the spec leaves it out. */
+int spec_check_data(struct job_spec *s, struct spec_error *err);
+
+/* The complete spec as JSON (every default explicit); parsing it back gives
+ * the same spec. Caller owns the reference. NULL only on out-of-memory. */
+json_t *spec_to_json(const struct job_spec *s);
+
+/* Number of parameters of the model the spec describes (vocab must be known). */
+int64_t spec_param_count(const struct job_spec *s);
+
+#endif
