@@ -1,0 +1,79 @@
+#include <math.h>
+
+#include "kernels/cpu/cpu.h"
+
+/* The state holds, per (batch, head), the T×T probabilities P of the forward
+ * and a T×T scratch for the backward's dP, so the backward needs no
+ * allocation. Each (batch, head) is one OpenMP task whose matmuls are
+ * strided views into the [B,T,nh,hd] tensors; OpenBLAS's OpenMP build runs
+ * them single-threaded inside the parallel region. */
+size_t cpu_attn_state_size(int B, int T, int nh) { return (size_t)2 * B * nh * T * T; }
+
+void cpu_attention_fwd(real *out, real *state, const real *q, const real *k, const real *v, int B,
+                       int T, int nh, int hd)
+{
+    int d = nh * hd;
+    real scale = (real)(1.0 / sqrt((double)hd));
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int bh = 0; bh < B * nh; bh++) {
+        int b = bh / nh, h = bh % nh;
+        size_t off = (size_t)b * T * d + (size_t)h * hd;
+        real *P = state + (size_t)bh * 2 * T * T;
+        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, scale, q + off, d, k + off, d, 0, P,
+             T);
+        for (int i = 0; i < T; i++) {
+            real *row = P + (size_t)i * T;
+            real mx = row[0];
+            for (int j = 1; j <= i; j++)
+                mx = row[j] > mx ? row[j] : mx;
+            double z = 0;
+            for (int j = 0; j <= i; j++) {
+                row[j] = (real)exp((double)(row[j] - mx));
+                z += row[j];
+            }
+            real inv = (real)(1.0 / z);
+            for (int j = 0; j <= i; j++)
+                row[j] *= inv;
+            for (int j = i + 1; j < T; j++)
+                row[j] = 0;
+        }
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, 1, P, T, v + off, d, 0,
+             out + off, d);
+    }
+}
+
+/* dP = dO·Vᵀ, dV = Pᵀ·dO, dS = P ⊙ (dP − rowsum(P ⊙ dP)), dQ = s·dS·K, dK = s·dSᵀ·Q */
+void cpu_attention_bwd(real *dq, real *dk, real *dv, const real *dout, const real *state,
+                       const real *q, const real *k, const real *v, int B, int T, int nh, int hd)
+{
+    int d = nh * hd;
+    real scale = (real)(1.0 / sqrt((double)hd));
+    real *scratch = (real *)state;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int bh = 0; bh < B * nh; bh++) {
+        int b = bh / nh, h = bh % nh;
+        size_t off = (size_t)b * T * d + (size_t)h * hd;
+        const real *P = state + (size_t)bh * 2 * T * T;
+        real *dS = scratch + (size_t)bh * 2 * T * T + (size_t)T * T;
+        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd, 1, dout + off, d, v + off, d, 0,
+             dS, T);
+        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T, 1, P, T, dout + off, d, 0,
+             dv + off, d);
+        for (int i = 0; i < T; i++) {
+            const real *p = P + (size_t)i * T;
+            real *g = dS + (size_t)i * T;
+            double acc = 0;
+            for (int j = 0; j <= i; j++)
+                acc += (double)p[j] * g[j];
+            real a = (real)acc;
+            for (int j = 0; j <= i; j++)
+                g[j] = p[j] * (g[j] - a);
+            for (int j = i + 1; j < T; j++)
+                g[j] = 0;
+        }
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T, scale, dS, T, k + off, d, 0,
+             dq + off, d);
+        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T, scale, dS, T, q + off, d, 0,
+             dk + off, d);
+    }
+}
