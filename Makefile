@@ -7,7 +7,7 @@ CC      ?= cc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 ARCH    ?= -march=native
 WARN     = -Wall -Wextra -Werror
-BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -I. -fopenmp -MMD -MP
+BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -I. -fopenmp -fno-math-errno -MMD -MP
 REL      = $(BASE) -O3 $(ARCH) -g
 SAN      = $(BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LIBS     = -lopenblas -ljansson -lpcre2-8 -lm -fopenmp -lpthread

@@ -68,8 +68,8 @@ struct ops {
                         const real *lam, int N, int d, int c);
 
     /* Per row: loss[n] = logsumexp(logits[n]) - logits[n][tgt[n]] (0 where
-     * tgt < 0). With grad_scale != 0 the logits are overwritten by
-     * grad_scale·(softmax − onehot), the gradient of grad_scale·Σ loss. */
+     * tgt < 0). The logits are overwritten by grad_scale·(softmax − onehot),
+     * the gradient of grad_scale·Σ loss (zero rows where tgt < 0). */
     void (*cross_entropy)(real *loss, real *logits, const int32_t *tgt, int N, int V,
                           real grad_scale);
 

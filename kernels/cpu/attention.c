@@ -1,6 +1,7 @@
 #include <math.h>
 
 #include "kernels/cpu/cpu.h"
+#include "kernels/cpu/fast_exp.h"
 
 /* The state holds, per (batch, head), the T×T probabilities P of the forward
  * and a T×T scratch for the backward's dP, so the backward needs no
@@ -23,15 +24,17 @@ void cpu_attention_fwd(real *out, real *state, const real *q, const real *k, con
              T);
         for (int i = 0; i < T; i++) {
             real *row = P + (size_t)i * T;
-            real mx = row[0];
+            real mx = row[0], z = 0;
+#pragma omp simd reduction(max : mx)
             for (int j = 1; j <= i; j++)
                 mx = row[j] > mx ? row[j] : mx;
-            double z = 0;
+#pragma omp simd reduction(+ : z)
             for (int j = 0; j <= i; j++) {
-                row[j] = (real)exp((double)(row[j] - mx));
+                row[j] = fast_exp(row[j] - mx);
                 z += row[j];
             }
-            real inv = (real)(1.0 / z);
+            real inv = 1 / z;
+#pragma omp simd
             for (int j = 0; j <= i; j++)
                 row[j] *= inv;
             for (int j = i + 1; j < T; j++)
@@ -62,10 +65,11 @@ void cpu_attention_bwd(real *dq, real *dk, real *dv, const real *dout, const rea
         for (int i = 0; i < T; i++) {
             const real *p = P + (size_t)i * T;
             real *g = dS + (size_t)i * T;
-            double acc = 0;
+            real a = 0;
+#pragma omp simd reduction(+ : a)
             for (int j = 0; j <= i; j++)
-                acc += (double)p[j] * g[j];
-            real a = (real)acc;
+                a += p[j] * g[j];
+#pragma omp simd
             for (int j = 0; j <= i; j++)
                 g[j] = p[j] * (g[j] - a);
             for (int j = i + 1; j < T; j++)

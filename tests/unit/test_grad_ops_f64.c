@@ -233,7 +233,7 @@ static double ce_loss(void *c)
 {
     struct ce *e = c;
     o->copy(e->work, e->logits, (size_t)e->N * e->V);
-    o->cross_entropy(e->loss, e->work, e->tgt, e->N, e->V, 0);
+    o->cross_entropy(e->loss, e->work, e->tgt, e->N, e->V, 1);
     double s = 0;
     for (int i = 0; i < e->N; i++) s += e->loss[i];
     return s;

@@ -1,0 +1,277 @@
+#include "trainer/checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trainer/safetensors.h"
+
+#define ST_REAL (sizeof(real) == 4 ? ST_F32 : ST_F64)
+
+static int mkdir_p(const char *path, char *err, size_t errlen)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            goto fail;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        goto fail;
+    return 0;
+fail:
+    snprintf(err, errlen, "mkdir %s: %s", tmp, strerror(errno));
+    return -1;
+}
+
+static int fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+static int rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    struct dirent *e;
+    char p[4400];
+    int rc = 0;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+        if (unlink(p) != 0)
+            rc = -1;
+    }
+    closedir(d);
+    return rmdir(dir) == 0 ? rc : -1;
+}
+
+/* Steps of the complete checkpoints, newest first. */
+static int list_steps(const char *ckdir, long **steps, int *n)
+{
+    *steps = NULL;
+    *n = 0;
+    DIR *d = opendir(ckdir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    struct dirent *e;
+    int cap = 0;
+    while ((e = readdir(d))) {
+        long s;
+        char rest[8];
+        if (sscanf(e->d_name, "step_%ld%7s", &s, rest) != 1)
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            long *p = realloc(*steps, (size_t)cap * sizeof(long));
+            if (!p) {
+                closedir(d);
+                return -1;
+            }
+            *steps = p;
+        }
+        (*steps)[(*n)++] = s;
+    }
+    closedir(d);
+    for (int i = 1; i < *n; i++)
+        for (int j = i; j > 0 && (*steps)[j] > (*steps)[j - 1]; j--) {
+            long t = (*steps)[j];
+            (*steps)[j] = (*steps)[j - 1];
+            (*steps)[j - 1] = t;
+        }
+    return 0;
+}
+
+/* Writes nsets copies of the model's tensor list, set i from bufs[i] with
+ * names suffixed by suffixes[i]: the weights are one set, Adam's moments two. */
+static int write_sets(const char *path, const struct model *m, const real *const *bufs,
+                      const char *const *suffixes, int nsets, char *err, size_t errlen)
+{
+    size_t nt = (size_t)m->n_tensors * nsets;
+    real *host = malloc((size_t)nsets * m->n_params * sizeof(real));
+    struct st_tensor *t = calloc(nt, sizeof(*t));
+    if (!host || !t) {
+        free(host);
+        free(t);
+        snprintf(err, errlen, "out of memory writing %s", path);
+        return -1;
+    }
+    for (int k = 0; k < nsets; k++)
+        m->ops->download(host + (size_t)k * m->n_params, bufs[k], m->n_params);
+    for (size_t i = 0; i < nt; i++) {
+        int k = (int)(i / m->n_tensors);
+        const struct param_info *p = &m->info[i % m->n_tensors];
+        snprintf(t[i].name, sizeof(t[i].name), "%s%s", p->name, suffixes[k]);
+        t[i].dtype = ST_REAL;
+        t[i].ndim = p->ndim;
+        t[i].shape[0] = p->shape[0];
+        t[i].shape[1] = p->shape[1];
+        t[i].data = host + (size_t)k * m->n_params + p->offset;
+    }
+    const char *meta[] = {"format", "pt", "producer", "cod"};
+    int rc = st_write(path, t, (int)nt, meta, 2, err, errlen);
+    free(host);
+    free(t);
+    return rc;
+}
+
+int checkpoint_save(const char *run_dir, const struct model *m, const real *adam_m,
+                    const real *adam_v, const struct train_state *st, json_t *spec, int keep,
+                    char *err, size_t errlen)
+{
+    char ckdir[4096], final[4200], tmp[4300], path[4400];
+    snprintf(ckdir, sizeof(ckdir), "%s/checkpoints", run_dir);
+    snprintf(final, sizeof(final), "%s/step_%08ld", ckdir, st->step);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", final);
+    if (mkdir_p(ckdir, err, errlen))
+        return -1;
+    rm_tree(tmp);
+    if (mkdir_p(tmp, err, errlen))
+        return -1;
+    const real *weights[] = {m->params}, *moments[] = {adam_m, adam_v};
+    const char *plain[] = {""}, *moment_names[] = {".exp_avg", ".exp_avg_sq"};
+    snprintf(path, sizeof(path), "%s/model.safetensors", tmp);
+    if (write_sets(path, m, weights, plain, 1, err, errlen))
+        return -1;
+    snprintf(path, sizeof(path), "%s/optim.safetensors", tmp);
+    if (adam_m && write_sets(path, m, moments, moment_names, 2, err, errlen))
+        return -1;
+    json_t *state = json_pack("{s:I, s:I, s:I, s:s, s:O}", "step", (json_int_t)st->step, "samples",
+                              (json_int_t)st->samples, "seed", (json_int_t)st->seed, "real",
+                              REAL_NAME, "spec", spec);
+    snprintf(path, sizeof(path), "%s/state.json", tmp);
+    if (!state || json_dump_file(state, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
+        fsync_path(path) != 0) {
+        json_decref(state);
+        snprintf(err, errlen, "%s: cannot write state", path);
+        return -1;
+    }
+    json_decref(state);
+    rm_tree(final);
+    if (fsync_path(tmp) != 0 || rename(tmp, final) != 0 || fsync_path(ckdir) != 0) {
+        snprintf(err, errlen, "%s: %s", final, strerror(errno));
+        return -1;
+    }
+    long *steps;
+    int n;
+    if (list_steps(ckdir, &steps, &n) == 0) {
+        for (int i = keep; i < n; i++) {
+            snprintf(path, sizeof(path), "%s/step_%08ld", ckdir, steps[i]);
+            rm_tree(path);
+        }
+        free(steps);
+    }
+    return 0;
+}
+
+int checkpoint_latest(const char *run_dir, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    char ckdir[4096];
+    snprintf(ckdir, sizeof(ckdir), "%s/checkpoints", run_dir);
+    long *steps;
+    int n;
+    if (list_steps(ckdir, &steps, &n)) {
+        snprintf(err, errlen, "%s: %s", ckdir, strerror(errno));
+        return -1;
+    }
+    int found = n > 0;
+    if (found)
+        snprintf(path, pathlen, "%s/step_%08ld", ckdir, steps[0]);
+    free(steps);
+    return found;
+}
+
+static int read_tensors(const char *path, struct model *m, real *dst, const char *suffix,
+                        char *err, size_t errlen)
+{
+    struct st_file f;
+    if (st_read(path, &f, err, errlen))
+        return -1;
+    real *host = malloc(m->n_params * sizeof(real));
+    if (!host) {
+        st_free(&f);
+        snprintf(err, errlen, "out of memory reading %s", path);
+        return -1;
+    }
+    int rc = 0;
+    char name[200];
+    for (int i = 0; rc == 0 && i < m->n_tensors; i++) {
+        const struct param_info *p = &m->info[i];
+        snprintf(name, sizeof(name), "%s%s", p->name, suffix);
+#ifdef COD_REAL_DOUBLE
+        rc = st_get_f64(&f, name, p->shape, p->ndim, host + p->offset, err, errlen);
+#else
+        rc = st_get_f32(&f, name, p->shape, p->ndim, host + p->offset, err, errlen);
+#endif
+    }
+    if (rc == 0)
+        m->ops->upload(dst, host, m->n_params);
+    else {
+        char inner[512];
+        snprintf(inner, sizeof(inner), "%s", err);
+        snprintf(err, errlen, "%s: %s", path, inner);
+    }
+    free(host);
+    st_free(&f);
+    return rc;
+}
+
+int checkpoint_load_weights(const char *ckpt_dir, struct model *m, char *err, size_t errlen)
+{
+    char path[4400];
+    snprintf(path, sizeof(path), "%s/model.safetensors", ckpt_dir);
+    return read_tensors(path, m, m->params, "", err, errlen);
+}
+
+int checkpoint_load(const char *ckpt_dir, struct model *m, real *adam_m, real *adam_v,
+                    struct train_state *st, json_t **spec_out, char *err, size_t errlen)
+{
+    char path[4400];
+    snprintf(path, sizeof(path), "%s/state.json", ckpt_dir);
+    json_error_t je;
+    json_t *state = json_load_file(path, 0, &je);
+    json_int_t step, samples, seed;
+    json_t *spec = NULL;
+    if (!state || json_unpack(state, "{s:I, s:I, s:I, s:o}", "step", &step, "samples", &samples,
+                              "seed", &seed, "spec", &spec) != 0) {
+        snprintf(err, errlen, "%s: not a cod checkpoint state (%s)", path,
+                 state ? "missing step, samples, seed or spec" : je.text);
+        json_decref(state);
+        return -1;
+    }
+    st->step = (long)step;
+    st->samples = samples;
+    st->seed = (unsigned long long)seed;
+    if (spec_out)
+        *spec_out = json_incref(spec);
+    json_decref(state);
+    if (checkpoint_load_weights(ckpt_dir, m, err, errlen))
+        goto fail;
+    snprintf(path, sizeof(path), "%s/optim.safetensors", ckpt_dir);
+    if (adam_m && (read_tensors(path, m, adam_m, ".exp_avg", err, errlen) ||
+                   read_tensors(path, m, adam_v, ".exp_avg_sq", err, errlen)))
+        goto fail;
+    return 0;
+fail:
+    if (spec_out) {
+        json_decref(*spec_out);
+        *spec_out = NULL;
+    }
+    return -1;
+}

@@ -1,0 +1,21 @@
+/* Held-out evaluation: the exact token-weighted mean loss over the first
+ * `tokens` targets of the validation shards (whole sequences, in file
+ * order), and its perplexity exp(loss). */
+#ifndef COD_EVAL_H
+#define COD_EVAL_H
+
+#include <stdint.h>
+
+#include "trainer/dataloader.h"
+#include "trainer/model.h"
+
+struct eval_result {
+    double loss, ppl;
+    int64_t tokens;
+};
+
+/* tok/tgt: host scratch of m->max_B · seq_len entries each. */
+struct eval_result eval_run(struct model *m, const struct loader *val, int64_t tokens,
+                            int32_t *tok, int32_t *tgt);
+
+#endif

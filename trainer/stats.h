@@ -1,0 +1,25 @@
+/* Per-layer statistics (DESIGN.md §5): out_var, out_rms and angular of each
+ * block's output on a fixed held-out batch; grad_norm and update_ratio of
+ * each block's parameters. Values are indexed by layer: 0 is the embedding
+ * output (out_var, out_rms), 1..L the blocks. */
+#ifndef COD_STATS_H
+#define COD_STATS_H
+
+#include "trainer/model.h"
+
+struct layer_stats {
+    int n_layers;
+    double *out_var, *out_rms, *angular;   /* [L+1]; angular[0] unused */
+    double *grad_norm, *update_ratio;      /* [L+1]; index 0 unused */
+};
+
+int stats_alloc(struct layer_stats *s, int n_layers);
+void stats_free(struct layer_stats *s);
+/* From the activations of the last forward (on the held-out batch). */
+void stats_activations(const struct model *m, struct layer_stats *s);
+/* From m->grads after a backward. */
+void stats_grad_norms(const struct model *m, struct layer_stats *s);
+/* delta = w_after − w_before, computed into `before` (overwritten). */
+void stats_update_ratios(const struct model *m, real *before, struct layer_stats *s);
+
+#endif

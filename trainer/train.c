@@ -1,0 +1,299 @@
+#include "trainer/train.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "trainer/checkpoint.h"
+#include "trainer/dataloader.h"
+#include "trainer/eval.h"
+#include "trainer/metrics_log.h"
+#include "trainer/model.h"
+#include "trainer/schedule.h"
+#include "trainer/stats.h"
+
+struct run {
+    const struct job_spec *spec;
+    const struct train_hooks *hooks;
+    const char *out_dir;
+    struct metrics_log log;
+    struct model m;
+    struct loader train, val;
+    real *adam_m, *adam_v, *before;
+    int32_t *tok, *tgt;
+    struct layer_stats stats;
+    json_t *spec_json;
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void emit(struct run *r, long step, const char *name, int layer, double value)
+{
+    metrics_log_write(&r->log, step, name, layer, value);
+    if (r->hooks && r->hooks->metric)
+        r->hooks->metric(r->hooks->ctx, step, name, layer, value);
+}
+
+static void say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct run *r, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (r->hooks && r->hooks->log)
+        r->hooks->log(r->hooks->ctx, line);
+}
+
+static void evaluate(struct run *r, long step)
+{
+    struct eval_result e = eval_run(&r->m, &r->val, r->spec->eval_tokens, r->tok, r->tgt);
+    emit(r, step, "eval/loss", -1, e.loss);
+    emit(r, step, "eval/ppl", -1, e.ppl);
+    say(r, "eval step %ld: loss %.4f ppl %.2f over %lld tokens", step, e.loss, e.ppl,
+        (long long)e.tokens);
+}
+
+/* Activations on the fixed held-out batch: the first micro-batch of validation. */
+static void layer_stats(struct run *r, long step, int with_grads)
+{
+    int T = r->spec->train.seq_len, B = r->m.max_B;
+    if (B > r->val.n_chunks)
+        B = (int)r->val.n_chunks;
+    for (int b = 0; b < B; b++)
+        loader_chunk(&r->val, b, r->tok + (size_t)b * T, r->tgt + (size_t)b * T);
+    model_forward(&r->m, r->tok, r->tgt, B, 0);
+    stats_activations(&r->m, &r->stats);
+    for (int l = 0; l <= r->spec->model.n_layers; l++) {
+        emit(r, step, "layer/out_var", l, r->stats.out_var[l]);
+        emit(r, step, "layer/out_rms", l, r->stats.out_rms[l]);
+        if (l == 0)
+            continue;
+        emit(r, step, "layer/angular", l, r->stats.angular[l]);
+        if (with_grads) {
+            emit(r, step, "layer/grad_norm", l, r->stats.grad_norm[l]);
+            emit(r, step, "layer/update_ratio", l, r->stats.update_ratio[l]);
+        }
+    }
+}
+
+static int save(struct run *r, long step, char *err, size_t errlen)
+{
+    struct train_state st = {step, (long long)step * r->spec->train.batch_seqs, r->spec->train.seed};
+    if (checkpoint_save(r->out_dir, &r->m, r->adam_m, r->adam_v, &st, r->spec_json,
+                        r->spec->checkpoint_keep, err, errlen))
+        return -1;
+    say(r, "checkpoint at step %ld", step);
+    return 0;
+}
+
+/* The first top-level field whose value differs, for a resume refused. */
+static const char *first_difference(json_t *a, json_t *b)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(a, key, v) if (!json_equal(v, json_object_get(b, key))) return key;
+    json_object_foreach(b, key, v) if (!json_object_get(a, key)) return key;
+    return "?";
+}
+
+static int resume(struct run *r, long *step, char *err, size_t errlen)
+{
+    char path[4400];
+    int found = checkpoint_latest(r->out_dir, path, sizeof(path), err, errlen);
+    if (found <= 0)
+        return found;
+    struct train_state st;
+    json_t *ck_spec = NULL;
+    if (checkpoint_load(path, &r->m, r->adam_m, r->adam_v, &st, &ck_spec, err, errlen))
+        return -1;
+    int same = json_equal(ck_spec, r->spec_json);
+    if (!same)
+        snprintf(err, errlen, "%s: the spec differs from the checkpoint's in field \"%s\"", path,
+                 first_difference(ck_spec, r->spec_json));
+    json_decref(ck_spec);
+    if (!same)
+        return -1;
+    *step = st.step;
+    return 1;
+}
+
+static int setup(struct run *r, char *err, size_t errlen)
+{
+    const struct job_spec *s = r->spec;
+    const struct ops *o = r->m.ops;
+    if (loader_open(&r->train, s->train_glob, s->train.seq_len, s->train.seed, err, errlen) ||
+        loader_open(&r->val, s->val_glob, s->train.seq_len, s->train.seed, err, errlen))
+        return -1;
+    struct model_config c = {.dim = s->model.dim, .n_layers = s->model.n_layers,
+                             .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
+                             .vocab = s->model.vocab, .seq_len = s->train.seq_len,
+                             .norm = s->norm, .rope_theta = 10000, .norm_eps = 1e-6};
+    if (model_create(&r->m, o, &c, s->train.micro_batch, err, errlen))
+        return -1;
+    size_t n = r->m.n_params, bt = (size_t)s->train.micro_batch * s->train.seq_len;
+    r->adam_m = o->alloc(n);
+    r->adam_v = o->alloc(n);
+    r->before = s->stats_every > 0 ? o->alloc(n) : NULL;
+    r->tok = malloc(bt * sizeof(int32_t));
+    r->tgt = malloc(bt * sizeof(int32_t));
+    r->spec_json = spec_to_json(s);
+    if (!r->adam_m || !r->adam_v || (s->stats_every > 0 && !r->before) || !r->tok || !r->tgt ||
+        !r->spec_json || stats_alloc(&r->stats, s->model.n_layers)) {
+        snprintf(err, errlen, "out of memory for the optimizer state of %zu parameters", n);
+        return -1;
+    }
+    return 0;
+}
+
+static void teardown(struct run *r)
+{
+    const struct ops *o = r->m.ops;
+    if (o) {
+        o->free(r->adam_m);
+        o->free(r->adam_v);
+        o->free(r->before);
+        model_destroy(&r->m);
+    }
+    free(r->tok);
+    free(r->tgt);
+    stats_free(&r->stats);
+    json_decref(r->spec_json);
+    loader_close(&r->train);
+    loader_close(&r->val);
+    metrics_log_close(&r->log);
+}
+
+/* One optimizer update over batch_seqs sequences; returns the mean loss. */
+static double update(struct run *r, long step, int with_stats, double *grad_norm, double *lr)
+{
+    const struct job_spec *s = r->spec;
+    const struct ops *o = r->m.ops;
+    int T = s->train.seq_len, mb = s->train.micro_batch, n_micro = s->train.batch_seqs / mb;
+    /* every target counts here (shards have no padding), so the mean is over batch·T */
+    double count = (double)s->train.batch_seqs * T, sum = 0;
+    o->zero(r->m.grads, r->m.n_params);
+    for (int k = 0; k < n_micro; k++) {
+        int64_t first = (int64_t)step * s->train.batch_seqs + (int64_t)k * mb;
+        for (int b = 0; b < mb; b++)
+            loader_sample(&r->train, first + b, r->tok + (size_t)b * T, r->tgt + (size_t)b * T);
+        sum += model_forward(&r->m, r->tok, r->tgt, mb, (real)(1.0 / count));
+        model_backward(&r->m);
+    }
+    *grad_norm = sqrt(o->sumsq(r->m.grads, r->m.n_params));
+    if (s->train.clip > 0 && *grad_norm > s->train.clip)
+        o->axpby(r->m.grads, 0, r->m.grads, (real)(s->train.clip / *grad_norm), r->m.n_params);
+    if (with_stats) {
+        stats_grad_norms(&r->m, &r->stats);
+        o->copy(r->before, r->m.params, r->m.n_params);
+    }
+    *lr = schedule_lr(s->train.lr, s->train.warmup, s->train.steps, s->train.min_lr_ratio, step);
+    o->adam(r->m.params, r->m.grads, r->adam_m, r->adam_v, r->m.n_params, (real)*lr,
+            (real)s->train.beta1, (real)s->train.beta2, (real)s->train.eps,
+            (real)s->train.weight_decay, step + 1);
+    if (with_stats)
+        stats_update_ratios(&r->m, r->before, &r->stats);
+    return sum / count;
+}
+
+static void fmt_duration(char *buf, size_t n, double sec)
+{
+    long s = (long)(sec + 0.5);
+    if (s >= 3600)
+        snprintf(buf, n, "%ldh%02ldm", s / 3600, s / 60 % 60);
+    else if (s >= 60)
+        snprintf(buf, n, "%ldm%02lds", s / 60, s % 60);
+    else
+        snprintf(buf, n, "%lds", s);
+}
+
+int train_run(const struct job_spec *spec, const char *out_dir, const struct train_opts *opts,
+              const struct train_hooks *hooks, char *err, size_t errlen)
+{
+    struct run r;
+    memset(&r, 0, sizeof(r));
+    r.spec = spec;
+    r.hooks = hooks;
+    r.out_dir = out_dir;
+    r.m.ops = opts->ops;
+    int rc = TRAIN_FAILED;
+    long step = 0;
+    if (setup(&r, err, errlen))
+        goto out;
+    int resumed = 0;
+    if (opts->resume && (resumed = resume(&r, &step, err, errlen)) < 0)
+        goto out;
+    if (!resumed && model_init_weights(&r.m, spec->train.seed, err, errlen))
+        goto out;
+    if (metrics_log_open(&r.log, out_dir, resumed ? step : -1, err, errlen))
+        goto out;
+    say(&r, "%s: %s, norm %s, %.2fM parameters, %ld steps of %d × %d tokens on %s%s",
+        spec->name, spec->model.preset, spec->norm.name, r.m.n_params / 1e6, spec->train.steps,
+        spec->train.batch_seqs, spec->train.seq_len, opts->ops->name,
+        resumed ? " (resumed)" : "");
+    if (resumed)
+        say(&r, "resumed at step %ld", step);
+    if (!resumed) {
+        if (spec->eval_every > 0)
+            evaluate(&r, 0);
+        if (spec->stats_every > 0)
+            layer_stats(&r, 0, 0);
+    }
+    double tokens_per_step = (double)spec->train.batch_seqs * spec->train.seq_len;
+    double last_print = now() - 1e9, started = now();
+    long first_step = step;
+    while (step < spec->train.steps) {
+        int with_stats = spec->stats_every > 0 && ((step + 1) % spec->stats_every == 0 ||
+                                                   step + 1 == spec->train.steps);
+        double t0 = now(), gnorm, lr;
+        double loss = update(&r, step, with_stats, &gnorm, &lr);
+        double dt = now() - t0;
+        step++;
+        emit(&r, step, "train/loss", -1, loss);
+        emit(&r, step, "train/lr", -1, lr);
+        emit(&r, step, "train/grad_norm", -1, gnorm);
+        emit(&r, step, "train/tokens_per_s", -1, tokens_per_step / dt);
+        if (!isfinite(loss)) {
+            snprintf(err, errlen, "diverged at step %ld", step);
+            say(&r, "%s", err);
+            goto out;
+        }
+        if (with_stats)
+            layer_stats(&r, step, 1);
+        if (spec->eval_every > 0 && (step % spec->eval_every == 0 || step == spec->train.steps))
+            evaluate(&r, step);
+        double t = now();
+        if (t - last_print >= opts->progress_seconds || step == spec->train.steps) {
+            char eta[32];
+            double rate = (t - started) / (double)(step - first_step);
+            fmt_duration(eta, sizeof(eta), rate * (double)(spec->train.steps - step));
+            say(&r, "step %ld/%ld | loss %.4f | lr %.2e | grad %.3f | %.0f tok/s | ETA %s", step,
+                spec->train.steps, loss, lr, gnorm, tokens_per_step / dt, eta);
+            last_print = t;
+        }
+        int stop = hooks && hooks->should_stop && hooks->should_stop(hooks->ctx);
+        if (stop || step == spec->train.steps ||
+            (spec->checkpoint_every > 0 && step % spec->checkpoint_every == 0)) {
+            if (save(&r, step, err, errlen))
+                goto out;
+        }
+        if (stop) {
+            say(&r, "stopped at step %ld", step);
+            rc = TRAIN_STOPPED;
+            goto out;
+        }
+    }
+    rc = TRAIN_DONE;
+out:
+    teardown(&r);
+    return rc;
+}

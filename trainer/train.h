@@ -1,0 +1,38 @@
+/* The training loop shared by cod-train and cod-worker: Adam over
+ * gradient-accumulated batches on the recipe's schedule, evaluation and
+ * per-layer statistics on their cadences, checkpoints, exact resume, and a
+ * clean stop. It knows nothing of servers: what it measures goes to
+ * RUN/metrics.jsonl and to the caller's hooks. */
+#ifndef COD_TRAIN_H
+#define COD_TRAIN_H
+
+#include <stddef.h>
+
+#include "kernels/ops.h"
+#include "trainer/spec.h"
+
+struct train_hooks {
+    void *ctx;
+    /* every metric point; layer < 0 for scalars; a non-finite value is a divergence */
+    void (*metric)(void *ctx, long step, const char *name, int layer, double value);
+    /* progress lines and events, without a trailing newline */
+    void (*log)(void *ctx, const char *line);
+    /* polled after every update: nonzero checkpoints and stops */
+    int (*should_stop)(void *ctx);
+};
+
+struct train_opts {
+    const struct ops *ops;
+    int resume;                 /* continue from the newest checkpoint under out_dir */
+    double progress_seconds;    /* cadence of progress lines (0: every update) */
+};
+
+enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1 };
+
+/* Runs the spec (validated, with its data checked) into out_dir. Returns
+ * TRAIN_DONE, TRAIN_STOPPED (checkpoint written), or TRAIN_FAILED with err:
+ * a bad checkpoint, out of memory, or "diverged at step N". */
+int train_run(const struct job_spec *spec, const char *out_dir, const struct train_opts *opts,
+              const struct train_hooks *hooks, char *err, size_t errlen);
+
+#endif

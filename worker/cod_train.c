@@ -1,0 +1,179 @@
+/* cod-train: trains one job spec locally, without a server, with the same
+ * trainer the worker runs. SIGINT/SIGTERM stop it at the next update with a
+ * checkpoint; --resume continues from the newest one bit for bit. */
+#include <errno.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "kernels/ops.h"
+#include "trainer/checkpoint.h"
+#include "trainer/default_spec.h"
+#include "trainer/spec.h"
+#include "trainer/train.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static int should_stop(void *ctx)
+{
+    (void)ctx;
+    return stop_requested;
+}
+
+static void log_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    char ts[32];
+    time_t t = time(NULL);
+    strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
+    printf("[%s] %s\n", ts, line);
+    fflush(stdout);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: cod-train SPEC.json|default --out DIR [--resume] [--threads N]\n"
+            "                 [--device cpu|cuda:N] [--progress-seconds S]\n"
+            "  SPEC.json  a job spec (DESIGN.md §3); 'default' is the built-in small CPU\n"
+            "             experiment on the default corpus\n"
+            "  --out DIR  where metrics.jsonl and checkpoints/ go\n"
+            "  --resume   continue from the newest checkpoint in DIR\n"
+            "exit status: 0 done, 1 failed, 2 bad usage or spec, 3 stopped by a signal\n");
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n + 4096 > cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *p = realloc(buf, cap + 1);
+            if (!p) {
+                free(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = p;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+int main(int argc, char **argv)
+{
+    const char *spec_path = NULL, *out = NULL, *device = NULL;
+    int resume = 0, threads = 0;
+    double progress = 2.0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(a, "--resume"))
+            resume = 1;
+        else if (!strcmp(a, "--threads") && i + 1 < argc)
+            threads = atoi(argv[++i]);
+        else if (!strcmp(a, "--device") && i + 1 < argc)
+            device = argv[++i];
+        else if (!strcmp(a, "--progress-seconds") && i + 1 < argc)
+            progress = atof(argv[++i]);
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (a[0] != '-' && !spec_path)
+            spec_path = a;
+        else {
+            fprintf(stderr, "cod-train: unexpected argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!spec_path || !out) {
+        usage(stderr);
+        return 2;
+    }
+    size_t len = 0;
+    char *text;
+    if (!strcmp(spec_path, "default")) {
+        text = strdup(default_spec_json());
+        len = text ? strlen(text) : 0;
+    } else {
+        text = read_file(spec_path, &len);
+    }
+    if (!text) {
+        fprintf(stderr, "cod-train: %s: %s\n", spec_path, strerror(errno));
+        return 2;
+    }
+    struct job_spec spec;
+    struct spec_error se;
+    int bad = spec_parse(text, len, &spec, &se) || spec_check_data(&spec, &se);
+    free(text);
+    if (bad) {
+        fprintf(stderr, "cod-train: %s: %s%s%s\n", spec_path, se.field, se.field[0] ? ": " : "",
+                se.message);
+        return 2;
+    }
+    const char *dev = device ? device : spec.device;
+    if (strncmp(dev, "cuda", 4) == 0) {
+        fprintf(stderr, "cod-train: device %s: this build has no CUDA backend\n", dev);
+        return 2;
+    }
+    if (strcmp(dev, "cpu") != 0 && strcmp(dev, "any") != 0) {
+        fprintf(stderr, "cod-train: --device %s: expected cpu or cuda:N\n", dev);
+        return 2;
+    }
+    if (threads > 0)
+        omp_set_num_threads(threads);
+    if (mkdir(out, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "cod-train: --out %s: %s\n", out, strerror(errno));
+        return 2;
+    }
+    char err[1024], ck[4400];
+    if (!resume && checkpoint_latest(out, ck, sizeof(ck), err, sizeof(err)) == 1) {
+        fprintf(stderr,
+                "cod-train: %s already holds checkpoints (%s): pass --resume to continue it, "
+                "or choose another --out\n",
+                out, ck);
+        return 2;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    struct train_opts opts = {.ops = &ops_cpu, .resume = resume, .progress_seconds = progress};
+    struct train_hooks hooks = {.ctx = NULL, .log = log_line, .should_stop = should_stop};
+    int rc = train_run(&spec, out, &opts, &hooks, err, sizeof(err));
+    if (rc == TRAIN_FAILED) {
+        fprintf(stderr, "cod-train: failed: %s\n", err);
+        return 1;
+    }
+    return rc == TRAIN_STOPPED ? 3 : 0;
+}
