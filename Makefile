@@ -28,18 +28,23 @@ PROGRAMS = bin/cod-train bin/cod-prep
 TESTS    = $(patsubst tests/unit/%.c,build/tests/%,$(TEST_SRC))
 BENCHES  = $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
+# CUDA is optional: with nvcc the programs link the CUDA sources and say
+# "no GPU" cleanly where there is none; without it they are CPU-only.
 CUDA_SRC = $(wildcard kernels/cuda/*.cu)
 ifneq ($(strip $(NVCC)),)
 ifneq ($(strip $(CUDA_SRC)),)
-CUDA_OBJ = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
+CUDA_DEFS = -DCOD_HAVE_CUDA
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 endif
 endif
 
 all: $(PROGRAMS) $(CUDA_OBJ)
 
-bin/cod-train: build/rel/worker/cod_train.o $(REL_LIB)
+bin/cod-train: build/rel/worker/cod_train.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIBS)
+	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
 
 bin/cod-prep: build/rel/prep/cod_prep.o $(REL_LIB)
 	@mkdir -p bin
@@ -47,7 +52,7 @@ bin/cod-prep: build/rel/prep/cod_prep.o $(REL_LIB)
 
 build/rel/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) -c $< -o $@
+	$(CC) $(REL) $(CUDA_DEFS) -c $< -o $@
 
 build/san/%.o: %.c
 	@mkdir -p $(dir $@)

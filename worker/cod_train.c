@@ -11,6 +11,9 @@
 #include <time.h>
 
 #include "kernels/ops.h"
+#ifdef COD_HAVE_CUDA
+#include "kernels/cuda/device.h"
+#endif
 #include "trainer/checkpoint.h"
 #include "trainer/default_spec.h"
 #include "trainer/spec.h"
@@ -142,7 +145,17 @@ int main(int argc, char **argv)
     }
     const char *dev = device ? device : spec.device;
     if (strncmp(dev, "cuda", 4) == 0) {
-        fprintf(stderr, "cod-train: device %s: this build has no CUDA backend\n", dev);
+#ifdef COD_HAVE_CUDA
+        char why[256];
+        int index = dev[4] == ':' ? atoi(dev + 5) : 0;
+        if (cuda_probe(index, why, sizeof(why)) != 0)
+            fprintf(stderr, "cod-train: device %s: %s\n", dev, why);
+        else
+            fprintf(stderr, "cod-train: device %s: %s, but the CUDA trainer is not built yet\n",
+                    dev, why);
+#else
+        fprintf(stderr, "cod-train: device %s: this build has no CUDA backend (no nvcc)\n", dev);
+#endif
         return 2;
     }
     if (strcmp(dev, "cpu") != 0 && strcmp(dev, "any") != 0) {

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# make bench: the figures of bench/RESULTS.md, each a ratio measured in the
+# same run. Outputs go to bench/out/.
+#  1. CPU training throughput at seq 256 for the llama-9m and llama-20m
+#     shapes (vocab 32000), beside this machine's cblas_sgemm FLOP/s at the
+#     same shapes, measured in the same process; and its peak memory.
+#  2. layer/out_var by layer for pre and lns on a 12-layer small model after
+#     a short run on the default corpus (bytes).
+#  3. tokenizer throughput (bench_tokenize), when built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=bench/out
+mkdir -p "$out"
+echo "== CPU training throughput (seq 256, vocab 32000, micro-batch 16, 4 updates) =="
+for shape in "llama-9m 128 4 4 352" "llama-20m 256 4 4 688"; do
+    set -- $shape
+    echo "-- $1"
+    build/bench/bench_train "$2" "$3" "$4" "$5" 32000 16 4 | tee "$out/train-$1.txt"
+done
+
+echo
+echo "== layer/out_var, pre vs lns, 12 layers (dim 128), 300 updates of 32 x 128 bytes =="
+scripts/corpus.sh >/dev/null
+for norm in pre lns; do
+    cat > "$out/depth12-$norm.json" <<JSON
+{"name": "depth12-$norm", "model": {"dim": 128, "n_layers": 12, "n_heads": 4, "ffn_dim": 352},
+ "norm": "$norm",
+ "data": {"train": "var/data/default-bytes/train_*.bin", "val": "var/data/default-bytes/val_*.bin"},
+ "train": {"steps": 300, "seq_len": 128, "batch_seqs": 32, "micro_batch": 32, "lr": 2e-3, "warmup": 30},
+ "eval": {"every": 300, "tokens": 131072}, "stats": {"every": 50}, "checkpoint": {"every": 0, "keep": 1}}
+JSON
+    rm -rf "$out/depth12-$norm"
+    bin/cod-train "$out/depth12-$norm.json" --out "$out/depth12-$norm" --progress-seconds 60
+done
+bench/out_var_table.sh "$out/depth12-pre/metrics.jsonl" "$out/depth12-lns/metrics.jsonl" | tee "$out/out_var.txt"
+
+if [ -x build/bench/bench_tokenize ]; then
+    echo
+    echo "== tokenizer throughput =="
+    build/bench/bench_tokenize | tee "$out/tokenize.txt"
+fi

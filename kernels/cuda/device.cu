@@ -1,0 +1,35 @@
+#include <cstdio>
+
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/device.h"
+
+extern "C" int cuda_probe(int index, char *err, size_t errlen)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        snprintf(err, errlen, "no GPU: %s",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device is visible");
+        return -1;
+    }
+    if (index < 0 || index >= n) {
+        snprintf(err, errlen, "cuda:%d: this machine has %d GPU%s (cuda:0..cuda:%d)", index, n,
+                 n == 1 ? "" : "s", n - 1);
+        return -1;
+    }
+    e = cudaSetDevice(index);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "cuda:%d: %s", index, cudaGetErrorString(e));
+        return -1;
+    }
+    cudaDeviceProp p;
+    e = cudaGetDeviceProperties(&p, index);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "cuda:%d: %s", index, cudaGetErrorString(e));
+        return -1;
+    }
+    snprintf(err, errlen, "cuda:%d is %s (sm_%d%d, %.1f GiB)", index, p.name, p.major, p.minor,
+             p.totalGlobalMem / 1073741824.0);
+    return 0;
+}

@@ -1,0 +1,20 @@
+/* The CUDA device probe, callable from C. A binary built with CUDA must
+ * start on a machine without a GPU and say so plainly instead of crashing. */
+#ifndef COD_CUDA_DEVICE_H
+#define COD_CUDA_DEVICE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 0 when device `index` exists and can be selected; -1 with err saying why
+ * ("no GPU: …", or the devices there are). */
+int cuda_probe(int index, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
