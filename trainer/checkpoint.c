@@ -9,39 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trainer/fileio.h"
 #include "trainer/safetensors.h"
 
 #define ST_REAL (sizeof(real) == 4 ? ST_F32 : ST_F64)
-
-static int mkdir_p(const char *path, char *err, size_t errlen)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            goto fail;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-        goto fail;
-    return 0;
-fail:
-    snprintf(err, errlen, "mkdir %s: %s", tmp, strerror(errno));
-    return -1;
-}
-
-static int fsync_path(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
 
 static int rm_tree(const char *dir)
 {
@@ -139,10 +110,10 @@ int checkpoint_save(const char *run_dir, const struct model *m, const real *adam
     snprintf(ckdir, sizeof(ckdir), "%s/checkpoints", run_dir);
     snprintf(final, sizeof(final), "%s/step_%08ld", ckdir, st->step);
     snprintf(tmp, sizeof(tmp), "%s.tmp", final);
-    if (mkdir_p(ckdir, err, errlen))
+    if (fio_mkdir_p(ckdir, err, errlen))
         return -1;
     rm_tree(tmp);
-    if (mkdir_p(tmp, err, errlen))
+    if (fio_mkdir_p(tmp, err, errlen))
         return -1;
     const real *weights[] = {m->params}, *moments[] = {adam_m, adam_v};
     const char *plain[] = {""}, *moment_names[] = {".exp_avg", ".exp_avg_sq"};
@@ -157,14 +128,14 @@ int checkpoint_save(const char *run_dir, const struct model *m, const real *adam
                               REAL_NAME, "spec", spec);
     snprintf(path, sizeof(path), "%s/state.json", tmp);
     if (!state || json_dump_file(state, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
-        fsync_path(path) != 0) {
+        fio_fsync_path(path) != 0) {
         json_decref(state);
         snprintf(err, errlen, "%s: cannot write state", path);
         return -1;
     }
     json_decref(state);
     rm_tree(final);
-    if (fsync_path(tmp) != 0 || rename(tmp, final) != 0 || fsync_path(ckdir) != 0) {
+    if (fio_fsync_path(tmp) != 0 || rename(tmp, final) != 0 || fio_fsync_path(ckdir) != 0) {
         snprintf(err, errlen, "%s: %s", final, strerror(errno));
         return -1;
     }

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,8 @@
 #include <unistd.h>
 
 #include <jansson.h>
+
+#include "trainer/fileio.h"
 
 /* Tensor bytes are written and read as they lie in memory, and the format
  * is little-endian. */
@@ -47,35 +48,6 @@ static int64_t shape_bytes(const int64_t *shape, int ndim, size_t elem_size)
     if (n > INT64_MAX / (int64_t)elem_size)
         return -1;
     return n * (int64_t)elem_size;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        /* Linux writes at most ~2 GiB per call; loop for larger tensors. */
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int fsync_dir_of(const char *path)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    int fd = open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
 }
 
 static void shape_str(char *out, size_t outlen, const int64_t *shape, int ndim)
@@ -198,12 +170,12 @@ int st_write(const char *path, const struct st_tensor *t, int n, const char *con
     for (int b = 0; b < 8; b++)
         len8[b] = (unsigned char)((uint64_t)hlen >> (8 * b));
     const char *step = "write";
-    int rc = write_all(fd, len8, 8) || write_all(fd, header, hlen);
+    int rc = fio_write_all(fd, len8, 8) || fio_write_all(fd, header, hlen);
     free(header);
     for (int i = 0; rc == 0 && i < n; i++) {
         int64_t bytes = shape_bytes(t[i].shape, t[i].ndim, dtype_sizes[t[i].dtype]);
         if (bytes > 0)
-            rc = write_all(fd, t[i].data, (size_t)bytes);
+            rc = fio_write_all(fd, t[i].data, (size_t)bytes);
     }
     if (rc == 0 && (step = "fsync", fsync(fd) != 0))
         rc = -1;
@@ -223,50 +195,10 @@ int st_write(const char *path, const struct st_tensor *t, int n, const char *con
         return -1;
     }
     /* The rename is durable only once the directory entry is on disk. */
-    if (fsync_dir_of(path) != 0) {
+    if (fio_fsync_dir_of(path) != 0) {
         snprintf(err, errlen, "%s: fsync of its directory failed: %s", path, strerror(errno));
         return -1;
     }
-    return 0;
-}
-
-static int read_whole(const char *path, unsigned char **buf, size_t *len, char *err,
-                      size_t errlen)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    size_t n = (size_t)st.st_size;
-    unsigned char *b = malloc(n ? n : 1);
-    if (!b) {
-        snprintf(err, errlen, "%s: out of memory for %zu bytes", path, n);
-        close(fd);
-        return -1;
-    }
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            snprintf(err, errlen, "%s: read: %s", path, r < 0 ? strerror(errno) : "file shrank");
-            free(b);
-            close(fd);
-            return -1;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *buf = b;
-    *len = n;
     return 0;
 }
 
@@ -320,7 +252,7 @@ int st_read(const char *path, struct st_file *f, char *err, size_t errlen)
     memset(f, 0, sizeof(*f));
     unsigned char *buf;
     size_t len;
-    if (read_whole(path, &buf, &len, err, errlen))
+    if (fio_read_file(path, &buf, &len, err, errlen))
         return -1;
     uint64_t hlen = 0;
     for (int b = 0; b < 8 && len >= 8; b++)

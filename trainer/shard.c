@@ -3,13 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "trainer/fileio.h"
 
 static uint32_t le32(const unsigned char *p)
 {
@@ -74,34 +75,6 @@ void shard_close(struct shard *s)
     s->map = NULL;
 }
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int fsync_dir_of(const char *path)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s", path);
-    int fd = open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_bytes,
                 char *err, size_t errlen)
 {
@@ -125,7 +98,7 @@ int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_b
     for (int i = 0; i < 3; i++)
         for (int b = 0; b < 4; b++)
             header[i * 4 + b] = (unsigned char)(head[i] >> (8 * b));
-    int rc = write_all(fd, header, sizeof(header));
+    int rc = fio_write_all(fd, header, sizeof(header));
     enum { CHUNK = 1 << 16 };
     unsigned char *buf = malloc((size_t)CHUNK * 4);
     if (!buf)
@@ -145,7 +118,7 @@ int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_b
             for (int b = 0; b < token_bytes; b++)
                 buf[j * token_bytes + b] = (unsigned char)(t >> (8 * b));
         }
-        rc = write_all(fd, buf, (size_t)m * (size_t)token_bytes);
+        rc = fio_write_all(fd, buf, (size_t)m * (size_t)token_bytes);
     }
     free(buf);
     if (rc == 0)
@@ -155,7 +128,7 @@ int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_b
     if (rc == 0)
         rc = rename(tmp, path);
     if (rc == 0)
-        rc = fsync_dir_of(path);
+        rc = fio_fsync_dir_of(path);
     if (rc != 0) {
         snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
         unlink(tmp);

@@ -16,6 +16,7 @@
 #endif
 #include "trainer/checkpoint.h"
 #include "trainer/default_spec.h"
+#include "trainer/fileio.h"
 #include "trainer/spec.h"
 #include "trainer/train.h"
 
@@ -55,41 +56,6 @@ static void usage(FILE *f)
             "exit status: 0 done, 1 failed, 2 bad usage or spec, 3 stopped by a signal\n");
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n + 4096 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *p = realloc(buf, cap + 1);
-            if (!p) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = p;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
 int main(int argc, char **argv)
 {
     const char *spec_path = NULL, *out = NULL, *device = NULL;
@@ -123,20 +89,22 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t len = 0;
-    char *text;
+    unsigned char *text = NULL;
+    char err[1024], ck[4400];
     if (!strcmp(spec_path, "default")) {
-        text = strdup(default_spec_json());
-        len = text ? strlen(text) : 0;
+        text = (unsigned char *)strdup(default_spec_json());
+        len = text ? strlen((char *)text) : 0;
+        snprintf(err, sizeof(err), "out of memory");
     } else {
-        text = read_file(spec_path, &len);
+        fio_read_file(spec_path, &text, &len, err, sizeof(err));
     }
     if (!text) {
-        fprintf(stderr, "cod-train: %s: %s\n", spec_path, strerror(errno));
+        fprintf(stderr, "cod-train: %s\n", err);
         return 2;
     }
     struct job_spec spec;
     struct spec_error se;
-    int bad = spec_parse(text, len, &spec, &se) || spec_check_data(&spec, &se);
+    int bad = spec_parse((const char *)text, len, &spec, &se) || spec_check_data(&spec, &se);
     free(text);
     if (bad) {
         fprintf(stderr, "cod-train: %s: %s%s%s\n", spec_path, se.field, se.field[0] ? ": " : "",
@@ -168,7 +136,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "cod-train: --out %s: %s\n", out, strerror(errno));
         return 2;
     }
-    char err[1024], ck[4400];
     if (!resume && checkpoint_latest(out, ck, sizeof(ck), err, sizeof(err)) == 1) {
         fprintf(stderr,
                 "cod-train: %s already holds checkpoints (%s): pass --resume to continue it, "

@@ -1,0 +1,127 @@
+#include "trainer/fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int fio_write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        /* Linux writes at most ~2 GiB per call; loop for larger buffers. */
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int fio_fsync_path(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+int fio_fsync_dir_of(const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    return fio_fsync_path(dirname(tmp));
+}
+
+int fio_mkdir_p(const char *path, char *err, size_t errlen)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            goto fail;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        goto fail;
+    return 0;
+fail:
+    snprintf(err, errlen, "mkdir %s: %s", tmp, strerror(errno));
+    return -1;
+}
+
+int fio_read_file(const char *path, unsigned char **data, size_t *len, char *err, size_t errlen)
+{
+    *data = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: is a directory", path);
+        close(fd);
+        return -1;
+    }
+    /* st_size is only a hint: /proc files and pipes report 0 and grow while read. */
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory for %zu bytes", path, cap);
+        close(fd);
+        return -1;
+    }
+    for (;;) {
+        if (n + 1 >= cap) {
+            size_t ncap = cap * 2;
+            unsigned char *nb = realloc(buf, ncap);
+            if (!nb) {
+                snprintf(err, errlen, "%s: out of memory for %zu bytes", path, ncap);
+                free(buf);
+                close(fd);
+                return -1;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - 1 - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(err, errlen, "%s: read: %s", path, strerror(errno));
+            free(buf);
+            close(fd);
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = 0;
+    *data = buf;
+    *len = n;
+    return 0;
+}

@@ -1,0 +1,22 @@
+/* Durable file I/O shared by everything that writes or reads whole files
+ * (shards, safetensors, checkpoints, specs, tokenizer files): full writes
+ * across short writes and EINTR, fsync of a file and of the directory that
+ * holds a renamed name, mkdir -p, and whole-file reads whose errors name
+ * the path. */
+#ifndef COD_FILEIO_H
+#define COD_FILEIO_H
+
+#include <stddef.h>
+
+/* 0, or -1 with errno set */
+int fio_write_all(int fd, const void *buf, size_t n);
+int fio_fsync_path(const char *path);
+/* Makes a rename of PATH durable: fsyncs the directory that holds it. */
+int fio_fsync_dir_of(const char *path);
+int fio_mkdir_p(const char *path, char *err, size_t errlen);
+/* On success *data is malloc'ed with a NUL after the last byte (text parsers
+ * may stop on it) and *len is the byte count; returns 0. On failure -1 with
+ * err = "PATH: reason" and *data = NULL. */
+int fio_read_file(const char *path, unsigned char **data, size_t *len, char *err, size_t errlen);
+
+#endif
