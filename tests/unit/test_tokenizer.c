@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "prep/readfile.h"
+#include "trainer/fileio.h"
 #include "prep/tokenizer.h"
 #include "tests/check.h"
 
@@ -307,7 +307,7 @@ static void test_split_points(void)
     unsigned char *text = NULL;
     size_t len = 0;
     char err[512];
-    if (read_file("var/corpus/default/train/gutenberg-carroll-alice.txt", &text, &len, err, sizeof(err)) != 0) {
+    if (fio_read_file("var/corpus/default/train/gutenberg-carroll-alice.txt", &text, &len, err, sizeof(err)) != 0) {
         const char *fallback = "It's a truth universally acknowledged, that a single man in possession of a good "
                                "fortune, must be in want of a wife.\n\n  However little known   the feelings or "
                                "views of such a man may be on his first entering a neighbourhood, this truth is so "
@@ -393,9 +393,9 @@ static void test_corrupt_files(void)
     expect_open_error("llama", dir, 0, "llama-vocab.txt: No such file");
     unsigned char *tk = NULL, *vocab = NULL, *merges = NULL;
     size_t tn = 0, vn = 0, mn = 0;
-    if (read_file(TOK_DEFAULT_DIR "/r50k_base.tiktoken", &tk, &tn, err, sizeof(err)) != 0 ||
-        read_file(TOK_DEFAULT_DIR "/llama-vocab.txt", &vocab, &vn, err, sizeof(err)) != 0 ||
-        read_file(TOK_DEFAULT_DIR "/llama-merges.bin", &merges, &mn, err, sizeof(err)) != 0) {
+    if (fio_read_file(TOK_DEFAULT_DIR "/r50k_base.tiktoken", &tk, &tn, err, sizeof(err)) != 0 ||
+        fio_read_file(TOK_DEFAULT_DIR "/llama-vocab.txt", &vocab, &vn, err, sizeof(err)) != 0 ||
+        fio_read_file(TOK_DEFAULT_DIR "/llama-merges.bin", &merges, &mn, err, sizeof(err)) != 0) {
         CHECK(0, "%s", err);
         goto out;
     }

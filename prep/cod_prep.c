@@ -1,0 +1,123 @@
+/* cod-prep: text files -> llm.c token shards + meta.json (see prep/prep_run.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prep/prep_run.h"
+#include "prep/tokenizer.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: cod-prep --tokenizer gpt2|llama|bytes --out DIR [options] FILE|DIR...\n"
+            "Tokenizes each FILE (a DIR gives its files in name order) as one document into\n"
+            "DIR/train_NNNNNN.bin, DIR/val_NNNNNN.bin (llm.c shards) and DIR/meta.json.\n"
+            "  --tokenizer NAME      gpt2 (vocab 50257), llama (32000) or bytes (257)\n"
+            "  --tokenizer-dir DIR   where r50k_base.tiktoken, llama-vocab.txt and\n"
+            "                        llama-merges.bin are (default %s)\n"
+            "  --out DIR             output directory (created; old shards there are replaced)\n"
+            "  --val PATH            hold out this file or directory's files (repeatable);\n"
+            "                        without it, --val-fraction picks documents\n"
+            "  --val-fraction F      hold out every (1/F)th document (default %g; 0: none)\n"
+            "  --shard-tokens N      tokens per shard (default %lld)\n"
+            "  --threads N           encoding threads (default: all cores)\n"
+            "  --verify              decode every document again and check it matches\n"
+            "  --quiet               no progress bar\n",
+            TOK_DEFAULT_DIR, PREP_DEFAULT_VAL_FRACTION, (long long)PREP_DEFAULT_SHARD_TOKENS);
+}
+
+static int parse_num(const char *flag, const char *s, double *out)
+{
+    char *end;
+    *out = strtod(s, &end);
+    if (end == s || *end) {
+        fprintf(stderr, "cod-prep: %s: '%s' is not a number\n", flag, s);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct prep_opts o;
+    prep_opts_default(&o);
+    o.progress = isatty(2);
+    const char **inputs = calloc((size_t)argc, sizeof(char *));
+    const char **vals = calloc((size_t)argc, sizeof(char *));
+    if (!inputs || !vals) {
+        fprintf(stderr, "cod-prep: out of memory\n");
+        return 1;
+    }
+    int ni = 0, nv = 0, tok_given = 0, rc = 0;
+    for (int i = 1; i < argc && rc == 0; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        double v;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            free(inputs);
+            free(vals);
+            return 0;
+        } else if (!strcmp(a, "--verify"))
+            o.verify = 1;
+        else if (!strcmp(a, "--quiet"))
+            o.progress = 0;
+        else if (!strncmp(a, "--", 2) && !has_value) {
+            fprintf(stderr, "cod-prep: %s needs a value (see --help)\n", a);
+            rc = 2;
+        } else if (!strcmp(a, "--tokenizer"))
+            o.tokenizer = argv[++i], tok_given = 1;
+        else if (!strcmp(a, "--tokenizer-dir"))
+            o.tokenizer_dir = argv[++i];
+        else if (!strcmp(a, "--out"))
+            o.out_dir = argv[++i];
+        else if (!strcmp(a, "--val"))
+            vals[nv++] = argv[++i];
+        else if (!strcmp(a, "--val-fraction")) {
+            if (parse_num(a, argv[++i], &v) != 0)
+                rc = 2;
+            o.val_fraction = v;
+        } else if (!strcmp(a, "--shard-tokens")) {
+            if (parse_num(a, argv[++i], &v) != 0 || v != (double)(long long)v)
+                rc = 2;
+            o.shard_tokens = (long long)v;
+        } else if (!strcmp(a, "--threads")) {
+            if (parse_num(a, argv[++i], &v) != 0 || v < 1 || v > 1024)
+                rc = 2;
+            o.threads = (int)v;
+        } else if (!strncmp(a, "--", 2)) {
+            fprintf(stderr, "cod-prep: unknown option %s (see --help)\n", a);
+            rc = 2;
+        } else
+            inputs[ni++] = a;
+    }
+    if (rc == 0 && (!tok_given || !o.out_dir || ni == 0)) {
+        usage(stderr);
+        rc = 2;
+    }
+    if (rc == 0) {
+        o.inputs = inputs;
+        o.n_inputs = ni;
+        o.val_inputs = vals;
+        o.n_val_inputs = nv;
+        struct prep_result r;
+        char err[2048];
+        if (prep_run(&o, &r, err, sizeof(err)) != 0) {
+            fprintf(stderr, "cod-prep: %s\n", err);
+            rc = 1;
+        } else {
+            for (int s = 0; s < 2; s++)
+                fprintf(stderr, "cod-prep: %-5s %6lld documents %12lld bytes %11lld tokens in %d shard%s\n",
+                        s ? "val" : "train", (long long)r.split[s].documents, (long long)r.split[s].bytes,
+                        (long long)r.split[s].tokens, r.split[s].shards, r.split[s].shards == 1 ? "" : "s");
+            int64_t bytes = r.split[0].bytes + r.split[1].bytes, toks = r.split[0].tokens + r.split[1].tokens;
+            fprintf(stderr, "cod-prep: %.2f bytes/token, %.1f MB/s, %.1f s -> %s\n",
+                    toks ? (double)bytes / (double)toks : 0.0, (double)bytes / 1e6 / r.seconds, r.seconds,
+                    o.out_dir);
+        }
+    }
+    free(inputs);
+    free(vals);
+    return rc;
+}

@@ -1,0 +1,79 @@
+/* The tokenizer interface that cod-prep, the tests and the benchmark use.
+ *
+ * Three tokenizers sit behind it, one file each:
+ *   gpt2   byte-level BPE from r50k_base.tiktoken (prep/bpe_gpt2.c), vocab 50257
+ *   llama  LLaMA-1/2 SentencePiece BPE with byte fallback (prep/tokenizer_llama.c), vocab 32000
+ *   bytes  one token per byte (prep/tokenizer_bytes.c), vocab 257
+ *
+ * A tokenizer is read-only once open and is shared by every thread; each
+ * thread encodes through its own tok_session (scratch memory and a cache).
+ * Every encoder is lossless: decode(encode(text)) == text for any bytes,
+ * invalid UTF-8 included.
+ *
+ * In a token stream (a shard), every document is preceded by the
+ * tokenizer's doc token: <|endoftext|> (50256) for gpt2 as llm.c does, <s>
+ * (1) for llama as LLaMA was trained, 256 for bytes. */
+#ifndef COD_PREP_TOKENIZER_H
+#define COD_PREP_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where tokenizer files live unless told otherwise (scripts/corpus.sh puts them there). */
+#define TOK_DEFAULT_DIR "var/cache/tokenizers"
+
+/* tokenizer_open flags */
+#define TOK_NO_CHECKSUM 1u /* accept tokenizer files whose sha256 is not the pinned one */
+
+/* tok_encode / tok_decode flags */
+#define TOK_ALLOW_SPECIAL 1u /* gpt2: the text "<|endoftext|>" becomes token 50256 */
+#define TOK_CONTINUE 2u      /* the text continues a document cut at tok_split_point():
+                                llama adds (encode) or strips (decode) no leading space */
+
+struct tok_ids {
+    uint32_t *v;
+    size_t n, cap;
+};
+
+struct tok_text {
+    unsigned char *v;
+    size_t n, cap;
+};
+
+int tok_ids_reserve(struct tok_ids *a, size_t extra);
+int tok_ids_push(struct tok_ids *a, uint32_t id);
+void tok_ids_free(struct tok_ids *a);
+int tok_text_append(struct tok_text *t, const void *p, size_t n);
+void tok_text_free(struct tok_text *t);
+
+struct tokenizer;
+struct tok_session;
+
+/* name: "gpt2", "llama" or "bytes"; dir holds the tokenizer files (NULL:
+ * TOK_DEFAULT_DIR). NULL on failure with err naming the file and the fault. */
+struct tokenizer *tokenizer_open(const char *name, const char *dir, unsigned flags, char *err,
+                                 size_t errlen);
+void tokenizer_close(struct tokenizer *t);
+
+const char *tokenizer_name(const struct tokenizer *t);
+uint32_t tokenizer_vocab_size(const struct tokenizer *t);
+uint32_t tokenizer_doc_token(const struct tokenizer *t);
+/* The files the tokenizer was read from, as "name sha256" lines (may be ""). */
+const char *tokenizer_files(const struct tokenizer *t);
+
+struct tok_session *tok_session_new(const struct tokenizer *t, char *err, size_t errlen);
+void tok_session_free(struct tok_session *s);
+
+/* Appends the ids of text to out. 0, or -1 with err (out of memory). */
+int tok_encode(struct tok_session *s, const unsigned char *text, size_t len, unsigned flags,
+               struct tok_ids *out, char *err, size_t errlen);
+/* Appends the bytes of ids to out. -1 with err for an id outside the vocabulary. */
+int tok_decode(const struct tokenizer *t, const uint32_t *ids, size_t n, unsigned flags,
+               struct tok_text *out, char *err, size_t errlen);
+
+/* A cut point near `want` (0 < cut <= len) at which every tokenizer here
+ * encodes the two halves exactly as it encodes the whole: a space between
+ * two ASCII letters. Returns len when no such point lies in [want, len). */
+size_t tok_split_point(const unsigned char *text, size_t len, size_t want);
+
+#endif
