@@ -410,38 +410,40 @@ static double element(const struct st_tensor *t, size_t i)
     return x;
 }
 
-int st_get_f32(const struct st_file *f, const char *name, const int64_t *shape, int ndim,
-               float *dst, char *err, size_t errlen)
+/* Copies a tensor into float or double storage (want), converting from
+ * any float dtype; a tensor already in that dtype is copied as is. */
+static int get_as(const struct st_file *f, const char *name, const int64_t *shape, int ndim,
+                  void *dst, enum st_dtype want, char *err, size_t errlen)
 {
     const struct st_tensor *t = lookup(f, name, shape, ndim, err, errlen);
     if (!t)
         return -1;
-    size_t n = numel(t);
-    if (t->dtype == ST_F32) {
+    size_t n = numel(t), size = want == ST_F32 ? 4 : 8;
+    if (t->dtype == want) {
         if (n)
-            memcpy(dst, t->data, n * 4);
+            memcpy(dst, t->data, n * size);
         return 0;
     }
-    for (size_t i = 0; i < n; i++)
-        dst[i] = (float)element(t, i);
+    for (size_t i = 0; i < n; i++) {
+        double x = element(t, i);
+        if (want == ST_F32)
+            ((float *)dst)[i] = (float)x;
+        else
+            ((double *)dst)[i] = x;
+    }
     return 0;
+}
+
+int st_get_f32(const struct st_file *f, const char *name, const int64_t *shape, int ndim,
+               float *dst, char *err, size_t errlen)
+{
+    return get_as(f, name, shape, ndim, dst, ST_F32, err, errlen);
 }
 
 int st_get_f64(const struct st_file *f, const char *name, const int64_t *shape, int ndim,
                double *dst, char *err, size_t errlen)
 {
-    const struct st_tensor *t = lookup(f, name, shape, ndim, err, errlen);
-    if (!t)
-        return -1;
-    size_t n = numel(t);
-    if (t->dtype == ST_F64) {
-        if (n)
-            memcpy(dst, t->data, n * 8);
-        return 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        dst[i] = element(t, i);
-    return 0;
+    return get_as(f, name, shape, ndim, dst, ST_F64, err, errlen);
 }
 
 void st_free(struct st_file *f)

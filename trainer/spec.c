@@ -121,41 +121,43 @@ static int get_integer(json_t *obj, const char *prefix, const char *key, long lo
     return 1;
 }
 
-/* An int field: the value must fit, and be at least min. */
+/* An integer field held in a C type of range [type_min, type_max]: the
+ * value must fit the type, and be at least min. */
+static int get_at_least(json_t *obj, const char *prefix, const char *key, long long min,
+                        long long type_min, long long type_max, long long *x,
+                        struct spec_error *err)
+{
+    int rc = get_integer(obj, prefix, key, type_min, type_max, x, err);
+    if (rc <= 0)
+        return rc;
+    if (*x < min) {
+        char field[128];
+        join(field, sizeof(field), prefix, key);
+        if (min == 1)
+            return fail(err, field, "must be positive (got %lld)", *x);
+        return fail(err, field, "must be at least %lld (got %lld)", min, *x);
+    }
+    return 1;
+}
+
 static int get_int(json_t *obj, const char *prefix, const char *key, int min, int *out,
                    struct spec_error *err)
 {
     long long x = *out;
-    int rc = get_integer(obj, prefix, key, INT_MIN, INT_MAX, &x, err);
-    if (rc <= 0)
-        return rc;
-    if (x < min) {
-        char field[128];
-        join(field, sizeof(field), prefix, key);
-        if (min == 1)
-            return fail(err, field, "must be positive (got %lld)", x);
-        return fail(err, field, "must be at least %d (got %lld)", min, x);
-    }
-    *out = (int)x;
-    return 1;
+    int rc = get_at_least(obj, prefix, key, min, INT_MIN, INT_MAX, &x, err);
+    if (rc > 0)
+        *out = (int)x;
+    return rc;
 }
 
 static int get_long(json_t *obj, const char *prefix, const char *key, long min, long *out,
                     struct spec_error *err)
 {
     long long x = *out;
-    int rc = get_integer(obj, prefix, key, LONG_MIN, LONG_MAX, &x, err);
-    if (rc <= 0)
-        return rc;
-    if (x < min) {
-        char field[128];
-        join(field, sizeof(field), prefix, key);
-        if (min == 1)
-            return fail(err, field, "must be positive (got %lld)", x);
-        return fail(err, field, "must be at least %ld (got %lld)", min, x);
-    }
-    *out = (long)x;
-    return 1;
+    int rc = get_at_least(obj, prefix, key, min, LONG_MIN, LONG_MAX, &x, err);
+    if (rc > 0)
+        *out = (long)x;
+    return rc;
 }
 
 static int get_real(json_t *obj, const char *prefix, const char *key, double *out,
