@@ -12,7 +12,7 @@ REL      = $(BASE) -O3 $(ARCH) -g
 SAN      = $(BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LIBS     = -lopenblas -ljansson -lpcre2-8 -lm -fopenmp -lpthread
 
-MAINS    = worker/cod_train.c prep/cod_prep.c
+MAINS    = worker/cod_train.c worker/cod_analyze.c prep/cod_prep.c
 CORE_SRC = $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
 PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
 LIB_SRC  = $(CORE_SRC) $(PREP_SRC)
@@ -24,7 +24,7 @@ REL_LIB   = $(call obj,rel,$(LIB_SRC))
 SAN_LIB   = $(call obj,san,$(LIB_SRC))
 SAN64_LIB = $(call obj,san64,$(LIB_SRC))
 
-PROGRAMS = bin/cod-train bin/cod-prep
+PROGRAMS = bin/cod-train bin/cod-analyze bin/cod-prep
 TESTS    = $(patsubst tests/unit/%.c,build/tests/%,$(TEST_SRC))
 BENCHES  = $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
@@ -43,6 +43,10 @@ endif
 all: $(PROGRAMS) $(CUDA_OBJ)
 
 bin/cod-train: build/rel/worker/cod_train.o $(REL_LIB) $(CUDA_OBJ)
+	@mkdir -p bin
+	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+bin/cod-analyze: build/rel/worker/cod_analyze.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
 

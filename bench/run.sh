@@ -39,3 +39,13 @@ if [ -x build/bench/bench_tokenize ]; then
     echo "== tokenizer throughput =="
     build/bench/bench_tokenize | tee "$out/tokenize.txt"
 fi
+
+echo
+echo "== prune (ΔP(l)) and angular distance, pre vs lns, on the 12-layer checkpoints above =="
+# a prune sweep is 13 evaluations (the full model, then each block
+# removed): 16k tokens each keeps the section to a few minutes on two cores
+for norm in pre lns; do
+    ck="$out/depth12-$norm/checkpoints/step_00000300"
+    bin/cod-analyze prune "$ck" --tokens 16384 --out "$out/analysis-$norm" | tee "$out/prune-$norm.txt"
+    bin/cod-analyze angular "$ck" --tokens 32768 --out "$out/analysis-$norm" | tee "$out/angular-$norm.txt"
+done

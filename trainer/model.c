@@ -1,5 +1,6 @@
 #include "trainer/model.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,6 +396,10 @@ double model_forward(struct model *m, const int32_t *tokens, const int32_t *targ
     o->embedding_fwd(m->stream[0], m->tokens, W(m, 0, P_EMBED), N, d);
     for (int l = 1; l <= L; l++) {
         struct sub_acts *aa = &m->acts[2 * (l - 1)], *af = aa + 1;
+        if (m->skip && m->skip[l - 1]) {
+            o->copy(m->stream[l], m->stream[l - 1], (size_t)N * d);
+            continue;
+        }
         sublayer_fwd(m, l, 1, aa, m->stream[l - 1], N);
         sublayer_fwd(m, l, 0, af, aa->out, N);
     }
@@ -501,6 +506,7 @@ static void sublayer_bwd(struct model *m, int l, int attn, struct sub_acts *a, r
 
 void model_backward(struct model *m)
 {
+    assert(!m->skip);
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
     int N = m->B * c->seq_len, d = c->dim, L = c->n_layers;

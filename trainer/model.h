@@ -58,6 +58,11 @@ struct model {
     void **allocs;                  /* every buffer, for model_destroy */
     int n_allocs;
     size_t bytes;                   /* asked of the backend, for out-of-memory reports */
+    /* Layer pruning (trainer/prune.h): NULL, or [L] flags; skip[l-1] != 0
+     * makes block l the identity in model_forward, while every other block
+     * keeps its own block_cfg (its original ℓ). Forward only: the skipped
+     * block's activations are stale, so model_backward asserts it is NULL. */
+    const unsigned char *skip;
 };
 
 /* Sets up parameters and activations for micro-batches of up to max_B

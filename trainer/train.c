@@ -7,11 +7,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "trainer/angular.h"
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
 #include "trainer/eval.h"
+#include "trainer/fileio.h"
 #include "trainer/metrics_log.h"
 #include "trainer/model.h"
+#include "trainer/prune.h"
 #include "trainer/schedule.h"
 #include "trainer/stats.h"
 
@@ -205,6 +208,65 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
     return sum / count;
 }
 
+static int write_analysis(struct run *r, json_t *j, const char *name, char *err, size_t errlen)
+{
+    char dir[4200], path[4400];
+    snprintf(dir, sizeof(dir), "%s/analysis", r->out_dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int rc = j ? fio_mkdir_p(dir, err, errlen) : -1;
+    if (!j)
+        snprintf(err, errlen, "out of memory building %s", path);
+    else if (rc == 0 && (json_dump_file(j, path, JSON_INDENT(2)) != 0 || fio_fsync_path(path))) {
+        snprintf(err, errlen, "%s: cannot write", path);
+        rc = -1;
+    }
+    json_decref(j);
+    return rc;
+}
+
+/* The end-of-job analyses of analysis.prune / analysis.angular, over the
+ * eval.tokens held-out tokens, into RUN/analysis/{prune,angular}.json and
+ * as metrics at the final step: prune/delta_loss and prune/delta_ppl with
+ * layer = the removed block; the angular matrix d(ℓ, n) as "angular/nK"
+ * with layer = ℓ for each span K = n (metrics carry one layer index, so the
+ * span goes in the name; d(ℓ, 1) is also layer/angular's measure). */
+static int analyses(struct run *r, long step, char *err, size_t errlen)
+{
+    const struct job_spec *s = r->spec;
+    if (s->analysis_prune) {
+        struct prune_result p;
+        if (prune_run(&r->m, &r->val, s->eval_tokens, &p, err, errlen))
+            return -1;
+        for (int l = 1; l <= p.n_layers; l++) {
+            emit(r, step, "prune/delta_loss", l, prune_delta_loss(&p, l));
+            emit(r, step, "prune/delta_ppl", l, prune_delta_ppl(&p, l));
+        }
+        say(r, "prune: full loss %.4f; removing a block adds %.4f (block 1) … %.4f (block %d)",
+            p.base_loss, prune_delta_loss(&p, 1), prune_delta_loss(&p, p.n_layers), p.n_layers);
+        int rc = write_analysis(r, prune_to_json(&p), "prune.json", err, errlen);
+        prune_free(&p);
+        if (rc)
+            return -1;
+    }
+    if (s->analysis_angular) {
+        struct angular_result a;
+        if (angular_run(&r->m, &r->val, s->eval_tokens, &a, err, errlen))
+            return -1;
+        char name[32];
+        for (int l = 1; l <= a.n_layers; l++)
+            for (int n = 1; l + n - 1 <= a.n_layers; n++) {
+                snprintf(name, sizeof(name), "angular/n%d", n);
+                emit(r, step, name, l, angular_at(&a, l, n));
+            }
+        say(r, "angular: distance matrix over %lld tokens", (long long)a.tokens);
+        int rc = write_analysis(r, angular_to_json(&a), "angular.json", err, errlen);
+        angular_free(&a);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
 static void fmt_duration(char *buf, size_t n, double sec)
 {
     long s = (long)(sec + 0.5);
@@ -292,6 +354,8 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
         }
     }
+    if (analyses(&r, step, err, errlen))
+        goto out;
     rc = TRAIN_DONE;
 out:
     teardown(&r);

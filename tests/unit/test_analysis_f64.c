@@ -1,0 +1,257 @@
+/* Layer pruning and the angular distance matrix in double precision, where
+ * the comparisons can be exact: removing block ℓ computes what a model
+ * built without it computes, with every remaining block at its original
+ * depth ℓ (LNS's 1/√ℓ); removing nothing, or a block that is already the
+ * identity, costs nothing; d(ℓ, n) matches a direct computation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/check.h"
+#include "trainer/angular.h"
+#include "trainer/eval.h"
+#include "trainer/model.h"
+#include "trainer/prune.h"
+#include "trainer/rng.h"
+#include "trainer/shard.h"
+
+enum { D = 16, H = 2, F = 24, V = 11, T = 8, B = 2, SEQS = 5 };
+
+static char dir[] = "/tmp/cod-analysis-XXXXXX";
+static char val_glob[600];
+
+static int build(struct model *m, const char *preset, int L)
+{
+    struct model_config c = {.dim = D, .n_layers = L, .n_heads = H, .ffn_dim = F, .vocab = V,
+                             .seq_len = T, .rope_theta = 10000, .norm_eps = 1e-6};
+    char err[256];
+    variant_preset(preset, &c.norm);
+    if (model_create(m, &ops_cpu, &c, B, err, sizeof(err)) ||
+        model_init_weights(m, 3, err, sizeof(err))) {
+        CHECK(0, "model: %s", err);
+        return -1;
+    }
+    /* gains off 1, so that a block's norms matter to the comparison */
+    struct rng r;
+    rng_seed(&r, 11, 2);
+    for (int t = 0; t < m->n_tensors; t++)
+        if (m->info[t].ndim == 1)
+            for (size_t i = 0; i < m->info[t].n; i++)
+                m->params[m->info[t].offset + i] += 0.3 * rng_normal(&r);
+    return 0;
+}
+
+/* Copies every tensor of `from` into `to`, block `removed` left out and the
+ * later blocks moved up by one. */
+static void copy_without(struct model *to, const struct model *from, int removed)
+{
+    int L = from->cfg.n_layers;
+    for (int t = 0; t < from->n_tensors; t++) {
+        const struct param_info *p = &from->info[t];
+        if (p->layer == removed)
+            continue;
+        int l = p->layer > removed ? p->layer - 1 : p->layer;
+        if (p->layer == L + 1)
+            l = L;
+        const struct param_info *q = model_param(to, l, p->kind);
+        memcpy(to->params + q->offset, from->params + p->offset, p->n * sizeof(real));
+    }
+}
+
+static int open_val(struct loader *l)
+{
+    char err[256];
+    if (loader_open(l, val_glob, T, 1, err, sizeof(err))) {
+        CHECK(0, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Pre-LN blocks do not depend on ℓ: removing block ℓ of L must give the
+ * loss of the L−1 block model built from the remaining weights. */
+static void prune_matches_shorter_model(void)
+{
+    struct model m, s;
+    struct loader val;
+    if (build(&m, "pre", 4) || open_val(&val))
+        return;
+    struct prune_result r;
+    char err[256];
+    CHECK(!prune_run(&m, &val, SEQS * T, &r, err, sizeof(err)), "%s", err);
+    CHECK(r.tokens == SEQS * T, "%lld tokens", (long long)r.tokens);
+    int32_t tok[B * T], tgt[B * T];
+    for (int l = 1; l <= 4; l++) {
+        if (build(&s, "pre", 3))
+            break;
+        copy_without(&s, &m, l);
+        struct eval_result e = eval_run(&s, &val, SEQS * T, tok, tgt);
+        CHECK(fabs(e.loss - r.loss[l]) < 1e-12, "block %d: pruned %.15f, shorter model %.15f", l,
+              r.loss[l], e.loss);
+        CHECK(fabs(prune_delta_loss(&r, l)) > 1e-6, "block %d: removing it changed nothing", l);
+        CHECK(fabs(exp(r.loss[l]) - r.ppl[l]) < 1e-9, "ppl is exp(loss)");
+        model_destroy(&s);
+    }
+    CHECK(m.skip == NULL, "prune_run leaves no skip behind");
+    prune_free(&r);
+    loader_close(&val);
+    model_destroy(&m);
+}
+
+/* LNS: the blocks after a removed one keep their own 1/√ℓ, so the pruned
+ * model equals an (L−1)-block model whose scales are those of the original
+ * depths, and differs from a plain (L−1)-block LNS model. */
+static void prune_lns_keeps_original_scale(void)
+{
+    struct model m, s;
+    if (build(&m, "lns", 4) || build(&s, "lns", 3))
+        return;
+    int removed = 2;
+    copy_without(&s, &m, removed);
+    int32_t tok[B * T], tgt[B * T];
+    struct rng g;
+    rng_seed(&g, 5, 5);
+    for (int i = 0; i < B * T; i++) {
+        tok[i] = (int32_t)(rng_next(&g) % V);
+        tgt[i] = (int32_t)(rng_next(&g) % V);
+    }
+    unsigned char skip[4] = {0, 1, 0, 0};
+    m.skip = skip;
+    double pruned = model_forward(&m, tok, tgt, B, 0);
+    m.skip = NULL;
+    double renumbered = model_forward(&s, tok, tgt, B, 0);
+    for (int l = removed; l <= 3; l++) {
+        CHECK(fabs(s.blk[l - 1].s_attn - 1 / sqrt(l)) < 1e-15, "block %d scale", l);
+        s.blk[l - 1].s_attn = s.blk[l - 1].s_ffn = 1 / sqrt(l + 1.0);
+    }
+    double original = model_forward(&s, tok, tgt, B, 0);
+    CHECK(fabs(pruned - original) < 1e-12, "pruned %.15f, original scales %.15f", pruned, original);
+    CHECK(fabs(pruned - renumbered) > 1e-6, "pruned %.15f equals the renumbered model %.15f",
+          pruned, renumbered);
+    model_destroy(&s);
+    model_destroy(&m);
+}
+
+/* No block removed gives the full model's loss; a block that is already
+ * the identity (no output projections) costs exactly nothing to remove. */
+static void prune_identity_block_costs_nothing(void)
+{
+    struct model m;
+    struct loader val;
+    if (build(&m, "pre", 3) || open_val(&val))
+        return;
+    int32_t tok[B * T], tgt[B * T];
+    double full = eval_run(&m, &val, SEQS * T, tok, tgt).loss;
+    unsigned char none[3] = {0, 0, 0};
+    m.skip = none;
+    double skipped_none = eval_run(&m, &val, SEQS * T, tok, tgt).loss;
+    m.skip = NULL;
+    CHECK(full == skipped_none, "full %.15f, nothing skipped %.15f", full, skipped_none);
+    const struct param_info *o = model_param(&m, 2, P_O), *dn = model_param(&m, 2, P_DOWN);
+    memset(m.params + o->offset, 0, o->n * sizeof(real));
+    memset(m.params + dn->offset, 0, dn->n * sizeof(real));
+    struct prune_result r;
+    char err[256];
+    CHECK(!prune_run(&m, &val, SEQS * T, &r, err, sizeof(err)), "%s", err);
+    CHECK(prune_delta_loss(&r, 2) == 0 && prune_delta_ppl(&r, 2) == 0, "delta %.3g / %.3g",
+          prune_delta_loss(&r, 2), prune_delta_ppl(&r, 2));
+    CHECK(prune_delta_loss(&r, 1) != 0 && prune_delta_loss(&r, 3) != 0, "other blocks matter");
+    prune_free(&r);
+    loader_close(&val);
+    model_destroy(&m);
+}
+
+static double direct_angle(const real *a, const real *b)
+{
+    double ab = 0, aa = 0, bb = 0;
+    for (int i = 0; i < D; i++) {
+        ab += a[i] * b[i];
+        aa += a[i] * a[i];
+        bb += b[i] * b[i];
+    }
+    double c = ab / sqrt(aa * bb);
+    return acos(c > 1 ? 1 : c < -1 ? -1 : c) / M_PI;
+}
+
+/* d(ℓ, n) over every token of SEQS sequences (three micro-batches, the last
+ * short), against arccos of cosines computed here token by token. */
+static void angular_matches_direct(void)
+{
+    enum { L = 4 };
+    struct model m;
+    struct loader val;
+    if (build(&m, "lns", L) || open_val(&val))
+        return;
+    struct angular_result r;
+    char err[256];
+    CHECK(!angular_run(&m, &val, SEQS * T - 3, &r, err, sizeof(err)), "%s", err);
+    CHECK(r.tokens == SEQS * T, "%lld tokens", (long long)r.tokens);
+    double want[L + 1][L + 1] = {{0}};
+    int32_t tok[B * T], tgt[B * T];
+    for (int s = 0; s < SEQS; s += B) {
+        int nb = SEQS - s < B ? SEQS - s : B;
+        for (int b = 0; b < nb; b++)
+            loader_chunk(&val, s + b, tok + b * T, tgt + b * T);
+        model_forward(&m, tok, tgt, nb, 0);
+        for (int l = 1; l <= L; l++)
+            for (int n = 1; l + n - 1 <= L; n++)
+                for (int i = 0; i < nb * T; i++)
+                    want[l][n] += direct_angle(m.stream[l - 1] + (size_t)i * D,
+                                               m.stream[l - 1 + n] + (size_t)i * D);
+    }
+    for (int l = 1; l <= L; l++)
+        for (int n = 1; n <= L; n++) {
+            double d = angular_at(&r, l, n);
+            if (l + n - 1 > L) {
+                CHECK(isnan(d), "d(%d, %d) beyond the last block is %g", l, n, d);
+                continue;
+            }
+            CHECK(fabs(d - want[l][n] / (SEQS * T)) < 1e-12, "d(%d, %d) = %.15f, direct %.15f",
+                  l, n, d, want[l][n] / (SEQS * T));
+            CHECK(d >= 0 && d <= 1, "d(%d, %d) = %g outside [0, 1]", l, n, d);
+            double sc = angular_scaled(&r, l, n);
+            CHECK(sc >= 0 && sc <= 1, "scaled d(%d, %d) = %g outside [0, 1]", l, n, sc);
+        }
+    /* each row's scaled form spans [0, 1] exactly when it has two values */
+    double lo = 1, hi = 0;
+    for (int n = 1; n <= L; n++) {
+        lo = fmin(lo, angular_scaled(&r, 1, n));
+        hi = fmax(hi, angular_scaled(&r, 1, n));
+    }
+    CHECK(lo == 0 && hi == 1, "row 1 scaled to [%g, %g]", lo, hi);
+    json_t *j = angular_to_json(&r);
+    CHECK(j && json_array_size(json_object_get(j, "distance")) == L &&
+              json_array_size(json_array_get(json_object_get(j, "distance"), 0)) == L &&
+              json_array_size(json_array_get(json_object_get(j, "scaled"), L - 1)) == 1,
+          "angular JSON rows");
+    json_decref(j);
+    angular_free(&r);
+    loader_close(&val);
+    model_destroy(&m);
+}
+
+int main(void)
+{
+    if (!mkdtemp(dir))
+        return 1;
+    uint32_t tok[SEQS * (T + 1) + 3];
+    struct rng r;
+    rng_seed(&r, 9, 1);
+    for (size_t i = 0; i < sizeof(tok) / sizeof(tok[0]); i++)
+        tok[i] = (uint32_t)(rng_next(&r) % V);
+    char path[600], err[256];
+    snprintf(path, sizeof(path), "%s/val_000.bin", dir);
+    snprintf(val_glob, sizeof(val_glob), "%s/val_*.bin", dir);
+    if (shard_write(path, tok, (int64_t)(sizeof(tok) / sizeof(tok[0])), 2, err, sizeof(err))) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    RUN(prune_matches_shorter_model);
+    RUN(prune_lns_keeps_original_scale);
+    RUN(prune_identity_block_costs_nothing);
+    RUN(angular_matches_direct);
+    unlink(path);
+    rmdir(dir);
+    CHECK_EXIT();
+}

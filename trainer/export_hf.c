@@ -1,0 +1,149 @@
+#include "trainer/export_hf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "trainer/fileio.h"
+#include "trainer/safetensors.h"
+
+int export_hf_supported(const struct job_spec *s, char *err, size_t errlen)
+{
+    int L = s->model.n_layers;
+    for (int l = 1; l <= L; l++) {
+        struct block_cfg b;
+        variant_block(&s->norm, l, L, &b);
+        const char *why = NULL;
+        char scale[96];
+        if (b.post)
+            why = "normalizes after the residual add (Post-LN); LLaMA normalizes before";
+        else if (b.sandwich)
+            why = "normalizes each sub-layer's output too (sandwich); LLaMA has no such norm";
+        else if (b.s_attn != 1 || b.s_ffn != 1) {
+            snprintf(scale, sizeof(scale),
+                     "scales its sub-layers by %.4g / %.4g (1/sqrt(layer)); LLaMA does not",
+                     b.s_attn, b.s_ffn);
+            why = scale;
+        } else if (b.residual == RES_LAYERSCALE || b.residual == RES_SKIPINIT)
+            why = "multiplies each branch by a learned scale; LLaMA has no such parameter";
+        else if (b.alpha != 1)
+            why = "multiplies the residual stream by alpha at each add; LLaMA adds it as is";
+        if (why) {
+            snprintf(err, errlen,
+                     "norm variant \"%s\" cannot be exported to a Hugging Face LLaMA: block %d %s, "
+                     "so LlamaForCausalLM would silently compute another model "
+                     "(exportable: pre, scaled_init, depth_scaled_init)",
+                     s->norm.name, l, why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The config transformers needs to rebuild cod's LLaMA (PAPER.md §2). */
+static json_t *config_json(const struct job_spec *s)
+{
+    const struct model_shape *m = &s->model;
+    return json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:b, s:s, "
+                     "s:s, s:b, s:b, s:f, s:f}",
+                     "architectures", "LlamaForCausalLM", "model_type", "llama", "hidden_size",
+                     m->dim, "intermediate_size", m->ffn_dim, "num_attention_heads", m->n_heads,
+                     "num_key_value_heads", m->n_heads, "head_dim", m->dim / m->n_heads,
+                     "num_hidden_layers", m->n_layers, "vocab_size", m->vocab,
+                     "max_position_embeddings", s->train.seq_len, "rms_norm_eps", 1e-6,
+                     "rope_theta", 10000.0, "tie_word_embeddings", 0, "hidden_act", "silu",
+                     "torch_dtype", "float32", "attention_bias", 0, "mlp_bias", 0,
+                     "attention_dropout", 0.0, "initializer_range", s->norm.init_std);
+}
+
+/* The tensors LlamaForCausalLM holds, in cod's shapes: HF stores a Linear
+ * as [out, in], as cod does. RoPE needs no q/k permutation: cod's is the
+ * non-interleaved rotate_half of HF's LLaMA (PAPER.md §2), not Meta's
+ * interleaved original. */
+static int list_tensors(const struct job_spec *s, struct st_tensor *t)
+{
+    int d = s->model.dim, f = s->model.ffn_dim, n = 0;
+    struct {
+        const char *suffix;
+        int64_t r, c;
+    } blk[] = {{"self_attn.q_proj.weight", d, d},  {"self_attn.k_proj.weight", d, d},
+               {"self_attn.v_proj.weight", d, d},  {"self_attn.o_proj.weight", d, d},
+               {"mlp.gate_proj.weight", f, d},     {"mlp.up_proj.weight", f, d},
+               {"mlp.down_proj.weight", d, f},     {"input_layernorm.weight", d, 0},
+               {"post_attention_layernorm.weight", d, 0}};
+#define ADD(r_, c_, ...)                                                                   \
+    do {                                                                                   \
+        snprintf(t[n].name, sizeof(t[n].name), __VA_ARGS__);                               \
+        t[n].dtype = ST_F32;                                                               \
+        t[n].ndim = (c_) ? 2 : 1;                                                          \
+        t[n].shape[0] = (r_);                                                              \
+        t[n].shape[1] = (c_) ? (c_) : 1;                                                   \
+        n++;                                                                               \
+    } while (0)
+    ADD(s->model.vocab, d, "model.embed_tokens.weight");
+    for (int l = 0; l < s->model.n_layers; l++)
+        for (size_t k = 0; k < sizeof(blk) / sizeof(blk[0]); k++)
+            ADD(blk[k].r, blk[k].c, "model.layers.%d.%s", l, blk[k].suffix);
+    ADD(d, 0, "model.norm.weight");
+    ADD(s->model.vocab, d, "lm_head.weight");
+#undef ADD
+    return n;
+}
+
+int export_hf(const char *ckpt_dir, const struct job_spec *s, const char *out_dir, char *err,
+              size_t errlen)
+{
+    if (export_hf_supported(s, err, errlen))
+        return -1;
+    char path[4400];
+    snprintf(path, sizeof(path), "%s/model.safetensors", ckpt_dir);
+    struct st_file in;
+    if (st_read(path, &in, err, errlen))
+        return -1;
+    int max_tensors = 3 + 9 * s->model.n_layers;
+    struct st_tensor *t = calloc((size_t)max_tensors, sizeof(*t));
+    int n = t ? list_tensors(s, t) : 0;
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += (size_t)t[i].shape[0] * (size_t)t[i].shape[1];
+    float *data = t ? malloc(total * sizeof(float)) : NULL;
+    int rc = -1;
+    if (!data) {
+        snprintf(err, errlen, "out of memory exporting %s", ckpt_dir);
+        goto out;
+    }
+    size_t off = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t shape[2] = {t[i].shape[0], t[i].shape[1]};
+        char inner[512];
+        if (st_get_f32(&in, t[i].name, shape, t[i].ndim, data + off, inner, sizeof(inner))) {
+            snprintf(err, errlen, "%s: %s", path, inner);
+            goto out;
+        }
+        t[i].data = data + off;
+        off += (size_t)shape[0] * (size_t)shape[1];
+    }
+    if (fio_mkdir_p(out_dir, err, errlen))
+        goto out;
+    snprintf(path, sizeof(path), "%s/model.safetensors", out_dir);
+    const char *meta[] = {"format", "pt", "producer", "cod"};
+    if (st_write(path, t, n, meta, 2, err, errlen))
+        goto out;
+    json_t *cfg = config_json(s);
+    snprintf(path, sizeof(path), "%s/config.json", out_dir);
+    if (!cfg || json_dump_file(cfg, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
+        fio_fsync_path(path) != 0) {
+        json_decref(cfg);
+        snprintf(err, errlen, "%s: cannot write the config", path);
+        goto out;
+    }
+    json_decref(cfg);
+    rc = 0;
+out:
+    free(data);
+    free(t);
+    st_free(&in);
+    return rc;
+}
