@@ -12,10 +12,13 @@ REL      = $(BASE) -O3 $(ARCH) -g
 SAN      = $(BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LIBS     = -lopenblas -ljansson -lpcre2-8 -lm -fopenmp -lpthread
 
-MAINS    = worker/cod_train.c worker/cod_analyze.c prep/cod_prep.c
+MAINS    = worker/cod_train.c worker/cod_analyze.c prep/cod_prep.c daemon/main.c
 CORE_SRC = $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
 PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
 LIB_SRC  = $(CORE_SRC) $(PREP_SRC)
+# cod-server's own code: linked into bin/cod-server and the store tests only.
+SERVER_SRC  = $(wildcard schema/*.c api/*.c) $(filter-out $(MAINS),$(wildcard daemon/*.c))
+SERVER_LIBS = -lmicrohttpd -lsqlite3
 TEST_SRC = $(wildcard tests/unit/test_*.c)
 BENCH_SRC= $(wildcard bench/bench_*.c)
 
@@ -23,8 +26,10 @@ obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 REL_LIB   = $(call obj,rel,$(LIB_SRC))
 SAN_LIB   = $(call obj,san,$(LIB_SRC))
 SAN64_LIB = $(call obj,san64,$(LIB_SRC))
+REL_SERVER = $(call obj,rel,$(SERVER_SRC))
+SAN_SERVER = $(call obj,san,$(SERVER_SRC))
 
-PROGRAMS = bin/cod-train bin/cod-analyze bin/cod-prep
+PROGRAMS = bin/cod-train bin/cod-analyze bin/cod-prep bin/cod-server
 TESTS    = $(patsubst tests/unit/%.c,build/tests/%,$(TEST_SRC))
 BENCHES  = $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
@@ -54,6 +59,16 @@ bin/cod-prep: build/rel/prep/cod_prep.o $(REL_LIB)
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ $(LIBS)
 
+bin/cod-server: build/rel/daemon/main.o $(REL_SERVER) $(REL_LIB)
+	@mkdir -p bin
+	$(CC) $(REL) -o $@ $^ $(LIBS) $(SERVER_LIBS)
+
+# schema/schema.sql is the one definition of the schema; migrate.c includes it as a C string.
+build/gen/schema_sql.inc: schema/schema.sql
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+build/rel/schema/migrate.o build/san/schema/migrate.o: build/gen/schema_sql.inc
+
 build/rel/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) $(CUDA_DEFS) -c $< -o $@
@@ -71,6 +86,12 @@ build/san64/%.o: %.c
 build/tests/%_f64: build/san64/tests/unit/%_f64.o $(SAN64_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
+
+# The store and server tests link the server's objects (static pattern: wins over the rule below).
+SERVER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_store*.c tests/unit/test_server*.c))
+$(SERVER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_SERVER) $(SAN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LIBS) $(SERVER_LIBS)
 
 build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)

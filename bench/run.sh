@@ -7,6 +7,7 @@
 #  2. layer/out_var by layer for pre and lns on a 12-layer small model after
 #     a short run on the default corpus (bytes).
 #  3. tokenizer throughput (bench_tokenize), when built.
+#  4. (last) cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -49,3 +50,17 @@ for norm in pre lns; do
     bin/cod-analyze prune "$ck" --tokens 16384 --out "$out/analysis-$norm" | tee "$out/prune-$norm.txt"
     bin/cod-analyze angular "$ck" --tokens 32768 --out "$out/analysis-$norm" | tee "$out/angular-$norm.txt"
 done
+
+echo
+echo "== cod-server on loopback (bench_server: GET/s and latency at 32 connections, points/s, leases/s) =="
+# its own database and tiny shards in a temporary folder; requests not logged
+sd=$(mktemp -d /tmp/cod-bench-server-XXXXXX)
+head -c 30000 /dev/urandom | base64 > "$sd/text.txt"
+bin/cod-prep --tokenizer bytes --out "$sd/data" "$sd/text.txt" >/dev/null 2>&1
+printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "resources": {"device": "cpu"}}' "$sd" "$sd" > "$sd/spec.json"
+bin/cod-server --listen 127.0.0.1:0 --db "$sd/cod.db" --port-file "$sd/port" --log-requests 0 2>"$sd/server.log" &
+spid=$!
+for _ in $(seq 100); do [ -s "$sd/port" ] && break; sleep 0.05; done
+build/bench/bench_server "$(cat "$sd/port")" "$sd/spec.json" 10 | tee "$out/server.txt"
+kill -TERM "$spid"; wait "$spid" || true
+rm -rf "$sd"

@@ -2,7 +2,7 @@
 # Installs the Debian packages that building, testing and the demo need,
 # and only those that are missing. Both README commands call it.
 set -euo pipefail
-pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev nodejs npm ca-certificates)
+pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libsqlite3-dev libmicrohttpd-dev curl nodejs npm ca-certificates)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,33 @@
+/* What the HTTP layer needs from the daemon: settings, the store, and the
+ * shared state of the running server (stop flag, long-poll waiters, stats). */
+#ifndef COD_APP_H
+#define COD_APP_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "api/prom.h"
+#include "schema/store.h"
+
+struct req;
+
+struct app {
+    /* settings */
+    const char *token, *worker_token;   /* NULL: open */
+    double lease_s;                      /* lease length; heartbeats extend it */
+    double long_poll_max_s;              /* longest lease wait a worker may ask for */
+    double request_deadline_s;           /* whole request, upload included */
+    size_t max_body;
+    int max_sweep;
+    int log_requests;
+    struct store *store;
+    /* running state */
+    volatile int stopping;
+    pthread_mutex_t lock;                /* guards waiters and inflight */
+    pthread_cond_t wake;
+    struct req *waiters;                 /* suspended lease long-polls */
+    int inflight;
+    struct http_stats stats;
+};
+
+#endif

@@ -1,0 +1,249 @@
+/* Client endpoints: experiments, sweeps, series, logs, workers, health,
+ * /metrics and the dashboard. */
+#include "api/handlers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/submit.h"
+
+static const char dashboard[] =
+    "<!doctype html><meta charset=utf-8><title>cod</title>"
+    "<h1>cod-server</h1><p>The coordinator of the Curse of Depth lab. JSON API under "
+    "<a href=/v1/experiments>/v1/experiments</a>, <a href=/v1/workers>/v1/workers</a>; "
+    "Prometheus at <a href=/metrics>/metrics</a>.</p>\n";
+
+enum MHD_Result h_dashboard(struct req *r, int64_t id)
+{
+    (void)id;
+    return reply_text(r, 200, "text/html; charset=utf-8", dashboard, sizeof dashboard - 1);
+}
+
+enum MHD_Result h_healthz(struct req *r, int64_t id)
+{
+    (void)id;
+    return reply_json(r, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+enum MHD_Result h_readyz(struct req *r, int64_t id)
+{
+    (void)id;
+    json_t *o;
+    int rc = store_stats(r->app->store, 1e9, &o);
+    if (rc != ST_OK || r->app->stopping) {
+        if (rc == ST_OK)
+            json_decref(o);
+        return reply_error(r, 503, "not_ready", NULL, "%s",
+                           r->app->stopping ? "stopping" : "the database is not readable");
+    }
+    json_decref(o);
+    return reply_json(r, 200, json_pack("{s:s}", "status", "ready"));
+}
+
+enum MHD_Result h_prometheus(struct req *r, int64_t id)
+{
+    (void)id;
+    json_t *stats;
+    int rc = store_stats(r->app->store, 3 * r->app->lease_s, &stats);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "stats");
+    char *text = prom_render(&r->app->stats, stats);
+    json_decref(stats);
+    if (!text)
+        return reply_error(r, 500, "internal", NULL, "out of memory");
+    enum MHD_Result ret =
+        reply_text(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
+    free(text);
+    return ret;
+}
+
+static enum MHD_Result show(struct req *r, int status, int64_t id)
+{
+    json_t *o;
+    int rc = store_get_experiment(r->app->store, id, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "experiment");
+    return reply_json(r, status, o);
+}
+
+static const char *idem_key(struct req *r)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Idempotency-Key");
+}
+
+enum MHD_Result h_create_experiment(struct req *r, int64_t unused)
+{
+    (void)unused;
+    enum MHD_Result ret;
+    json_t *body = body_object(r, 0, &ret);
+    if (!body)
+        return ret;
+    struct submission s;
+    struct spec_error err;
+    int ok = submission_from_json(body, &s, &err) == 0;
+    json_decref(body);
+    if (!ok) {
+        submission_free(&s);
+        return reply_error(r, 422, "invalid_spec", err.field, "%s", err.message);
+    }
+    int64_t id;
+    int replayed;
+    int rc = store_create_experiment(r->app->store, &s.row, idem_key(r), &id, &replayed);
+    submission_free(&s);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "experiment");
+    if (!replayed)
+        longpoll_wake(r->app);
+    return show(r, 201, id);
+}
+
+enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
+{
+    (void)unused;
+    enum MHD_Result ret;
+    json_t *body = body_object(r, 0, &ret);
+    if (!body)
+        return ret;
+    struct submission *subs;
+    int n;
+    struct spec_error err;
+    if (sweep_expand(body, r->app->max_sweep, &subs, &n, &err) != 0) {
+        json_decref(body);
+        return reply_error(r, 422, "invalid_sweep", err.field, "%s", err.message);
+    }
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    struct new_experiment *rows = malloc((size_t)n * sizeof *rows);
+    if (!text || !rows) {
+        free(text);
+        free(rows);
+        submissions_free(subs, n);
+        return reply_error(r, 500, "internal", NULL, "out of memory");
+    }
+    for (int i = 0; i < n; i++)
+        rows[i] = subs[i].row;
+    int64_t sweep;
+    int replayed;
+    int rc = store_create_sweep(r->app->store, text, idem_key(r), rows, n, &sweep, &replayed);
+    free(text);
+    free(rows);
+    submissions_free(subs, n);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "sweep");
+    if (!replayed)
+        longpoll_wake(r->app);
+    json_t *o;
+    rc = store_sweep(r->app->store, sweep, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "sweep");
+    return reply_json(r, 201, o);
+}
+
+enum MHD_Result h_show_sweep(struct req *r, int64_t id)
+{
+    json_t *o;
+    int rc = store_sweep(r->app->store, id, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "sweep");
+    return reply_json(r, 200, o);
+}
+
+static int known_state(const char *s)
+{
+    static const char *const states[] = {"queued", "running", "succeeded", "failed", "cancelled"};
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(s, states[i]))
+            return 1;
+    return 0;
+}
+
+enum MHD_Result h_list_experiments(struct req *r, int64_t unused)
+{
+    (void)unused;
+    enum MHD_Result ret;
+    struct exp_filter f = {query_str(r, "state"), query_str(r, "norm"), query_str(r, "model"), 0,
+                           0, 0};
+    long sweep, cursor, limit;
+    if (query_long(r, "sweep", 0, 1, 1L << 62, &sweep, &ret) != 0 ||
+        query_long(r, "cursor", 0, 1, 1L << 62, &cursor, &ret) != 0 ||
+        query_long(r, "limit", 50, 1, 1000, &limit, &ret) != 0)
+        return ret;
+    if (f.state && !known_state(f.state))
+        return reply_error(r, 400, "bad_query", "state",
+                           "state must be queued, running, succeeded, failed or cancelled");
+    f.sweep = sweep;
+    f.before = cursor;
+    f.limit = (int)limit;
+    json_t *o;
+    int rc = store_list_experiments(r->app->store, &f, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "experiment");
+    return reply_json(r, 200, o);
+}
+
+enum MHD_Result h_show_experiment(struct req *r, int64_t id) { return show(r, 200, id); }
+
+enum MHD_Result h_cancel(struct req *r, int64_t id)
+{
+    int rc = store_cancel(r->app->store, id);
+    if (rc == ST_CONFLICT)
+        return reply_error(r, 409, "finished", NULL, "experiment %lld has already finished",
+                           (long long)id);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "experiment");
+    return show(r, 202, id);
+}
+
+enum MHD_Result h_metrics(struct req *r, int64_t id)
+{
+    enum MHD_Result ret;
+    long from, to, every;
+    if (query_long(r, "from", 0, 0, 1L << 62, &from, &ret) != 0 ||
+        query_long(r, "to", 1L << 62, 0, 1L << 62, &to, &ret) != 0 ||
+        query_long(r, "every", 1, 1, 1L << 30, &every, &ret) != 0)
+        return ret;
+    json_t *o;
+    int rc = store_metrics(r->app->store, id, query_str(r, "name"), from, to, every, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "experiment");
+    return reply_json(r, 200, o);
+}
+
+enum MHD_Result h_layers(struct req *r, int64_t id)
+{
+    enum MHD_Result ret;
+    long step;
+    if (query_long(r, "step", -1, 0, 1L << 62, &step, &ret) != 0)
+        return ret;
+    const char *name = query_str(r, "name");
+    json_t *o;
+    int rc = store_layers(r->app->store, id, name ? name : "layer/out_var", step, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "experiment or layer series");
+    return reply_json(r, 200, o);
+}
+
+enum MHD_Result h_logs(struct req *r, int64_t id)
+{
+    enum MHD_Result ret;
+    long after, limit;
+    if (query_long(r, "after", 0, 0, 1L << 62, &after, &ret) != 0 ||
+        query_long(r, "limit", 1000, 1, 10000, &limit, &ret) != 0)
+        return ret;
+    json_t *o;
+    int rc = store_logs(r->app->store, id, after, (int)limit, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "experiment");
+    return reply_json(r, 200, o);
+}
+
+enum MHD_Result h_workers(struct req *r, int64_t unused)
+{
+    (void)unused;
+    json_t *o;
+    int rc = store_workers(r->app->store, 3 * r->app->lease_s, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "worker");
+    return reply_json(r, 200, o);
+}

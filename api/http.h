@@ -1,0 +1,52 @@
+/* One HTTP request as the handlers see it, and the replies they send:
+ * JSON bodies, errors as {"error": {"code", "message", "field"?}}. */
+#ifndef COD_HTTP_H
+#define COD_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "api/app.h"
+
+struct req {
+    struct MHD_Connection *conn;
+    struct app *app;
+    char method[8];
+    char *url;
+    char *body;              /* the upload, copied (MHD's buffer lives only per call) */
+    size_t len, cap;
+    int too_large;
+    double start;
+    int status;              /* 0 until a reply is queued */
+    const char *route;       /* the matched pattern, for stats */
+    const char *allow;       /* methods of the path, for a 405 */
+    double poll_deadline;    /* lease long-poll: when to give up and answer 204 */
+    int suspended;
+    struct req *next_waiter;
+};
+
+enum MHD_Result reply_json(struct req *r, int status, json_t *body);  /* steals body */
+enum MHD_Result reply_error(struct req *r, int status, const char *code, const char *field,
+                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+enum MHD_Result reply_text(struct req *r, int status, const char *type, const char *text,
+                           size_t len);
+enum MHD_Result reply_empty(struct req *r, int status);
+/* The store failed: 500, logged there. */
+enum MHD_Result reply_store(struct req *r, int rc, const char *what);
+
+/* The body as a JSON object; on failure the 400/422 reply is already queued
+ * and *ret holds what the handler must return. An empty body gives {} when
+ * empty_ok. */
+json_t *body_object(struct req *r, int empty_ok, enum MHD_Result *ret);
+/* Query parameter as an integer in [min, max]; def when absent. -1 (and a
+ * 400 queued into *ret) when malformed. */
+int query_long(struct req *r, const char *key, long def, long min, long max, long *out,
+               enum MHD_Result *ret);
+const char *query_str(struct req *r, const char *key);
+/* Names the first key of obj outside allowed (NULL-terminated), or NULL. */
+const char *unknown_key(json_t *obj, const char *const *allowed);
+
+#endif

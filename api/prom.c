@@ -1,0 +1,170 @@
+/* Prometheus exposition. Labels are escaped as the text format requires. */
+#include "api/prom.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double bounds[PROM_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                            0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+
+void prom_init(struct http_stats *h)
+{
+    memset(h, 0, sizeof *h);
+    pthread_mutex_init(&h->lock, NULL);
+}
+
+void prom_destroy(struct http_stats *h) { pthread_mutex_destroy(&h->lock); }
+
+void prom_observe(struct http_stats *h, const char *route, int status, double seconds)
+{
+    pthread_mutex_lock(&h->lock);
+    int i;
+    for (i = 0; i < h->n_series; i++)
+        if (h->series[i].route == route && h->series[i].status == status)
+            break;
+    if (i == h->n_series && h->n_series < PROM_MAX_SERIES) {
+        h->series[i].route = route;
+        h->series[i].status = status;
+        h->series[i].n = 0;
+        h->n_series++;
+    }
+    if (i < h->n_series)
+        h->series[i].n++;
+    int b = 0;
+    while (b < PROM_BUCKETS && seconds > bounds[b])
+        b++;
+    h->bucket[b]++;
+    h->sum += seconds;
+    h->count++;
+    pthread_mutex_unlock(&h->lock);
+}
+
+struct buf {
+    char *p;
+    size_t len, cap;
+    int oom;
+};
+
+static void put(struct buf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = 2 * b->cap + (size_t)n;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+/* A label value with \, " and newline escaped. */
+static void put_label(struct buf *b, const char *v)
+{
+    for (; v && *v; v++) {
+        if (*v == '\\' || *v == '"')
+            put(b, "\\%c", *v);
+        else if (*v == '\n')
+            put(b, "\\n");
+        else
+            put(b, "%c", *v);
+    }
+}
+
+static void per_running(struct buf *b, json_t *running, const char *metric, const char *key,
+                        const char *help)
+{
+    put(b, "# HELP %s %s\n# TYPE %s gauge\n", metric, help, metric);
+    size_t i;
+    json_t *r;
+    json_array_foreach(running, i, r) {
+        json_t *v = json_object_get(r, key);
+        if (!json_is_number(v))
+            continue;
+        put(b, "%s{experiment=\"%lld\",model=\"", metric,
+            (long long)json_integer_value(json_object_get(r, "id")));
+        put_label(b, json_string_value(json_object_get(r, "model")));
+        put(b, "\",norm=\"");
+        put_label(b, json_string_value(json_object_get(r, "norm")));
+        put(b, "\"} %.17g\n", json_number_value(v));
+    }
+}
+
+char *prom_render(struct http_stats *h, json_t *stats)
+{
+    struct buf b = {malloc(8192), 0, 8192, 0};
+    if (!b.p)
+        return NULL;
+    static const char *const states[] = {"queued", "running", "succeeded", "failed", "cancelled"};
+    json_t *st = json_object_get(stats, "states");
+    put(&b, "# HELP cod_experiments Experiments by state.\n# TYPE cod_experiments gauge\n");
+    for (int i = 0; i < 5; i++)
+        put(&b, "cod_experiments{state=\"%s\"} %lld\n", states[i],
+            (long long)json_integer_value(json_object_get(st, states[i])));
+    put(&b, "# HELP cod_queue_depth Experiments waiting for a worker.\n"
+            "# TYPE cod_queue_depth gauge\ncod_queue_depth %lld\n",
+        (long long)json_integer_value(json_object_get(st, "queued")));
+    long long wk[3] = {0, 0, 0};
+    static const char *const wstates[] = {"idle", "busy", "lost"};
+    size_t i;
+    json_t *w;
+    json_array_foreach(json_object_get(stats, "workers"), i, w) {
+        const char *s = json_string_value(json_object_get(w, "state"));
+        for (int k = 0; k < 3; k++)
+            if (s && !strcmp(s, wstates[k]))
+                wk[k]++;
+    }
+    put(&b, "# HELP cod_workers Registered workers by state.\n# TYPE cod_workers gauge\n");
+    for (int k = 0; k < 3; k++)
+        put(&b, "cod_workers{state=\"%s\"} %lld\n", wstates[k], wk[k]);
+    put(&b, "# HELP cod_lease_expiries_total Leases that lapsed without a heartbeat.\n"
+            "# TYPE cod_lease_expiries_total counter\ncod_lease_expiries_total %lld\n",
+        (long long)json_integer_value(json_object_get(stats, "lease_expiries")));
+    json_t *running = json_object_get(stats, "running");
+    per_running(&b, running, "cod_train_loss", "loss", "Newest train/loss of a running experiment.");
+    per_running(&b, running, "cod_train_tokens_per_s", "tokens_per_s",
+                "Newest train/tokens_per_s of a running experiment.");
+
+    pthread_mutex_lock(&h->lock);
+    put(&b, "# HELP cod_http_requests_total HTTP requests by route and status.\n"
+            "# TYPE cod_http_requests_total counter\n");
+    for (int k = 0; k < h->n_series; k++) {
+        put(&b, "cod_http_requests_total{route=\"");
+        put_label(&b, h->series[k].route);
+        put(&b, "\",status=\"%d\"} %llu\n", h->series[k].status, h->series[k].n);
+    }
+    put(&b, "# HELP cod_http_request_duration_seconds Time from request to response.\n"
+            "# TYPE cod_http_request_duration_seconds histogram\n");
+    unsigned long long cum = 0;
+    for (int k = 0; k < PROM_BUCKETS; k++) {
+        cum += h->bucket[k];
+        put(&b, "cod_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n", bounds[k], cum);
+    }
+    cum += h->bucket[PROM_BUCKETS];
+    put(&b, "cod_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
+    put(&b, "cod_http_request_duration_seconds_sum %.9g\ncod_http_request_duration_seconds_count %llu\n",
+        h->sum, h->count);
+    pthread_mutex_unlock(&h->lock);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}

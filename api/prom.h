@@ -1,0 +1,33 @@
+/* GET /metrics: Prometheus text exposition 0.0.4, and the HTTP counters
+ * (requests by route and status, a latency histogram) it reports. */
+#ifndef COD_PROM_H
+#define COD_PROM_H
+
+#include <pthread.h>
+
+#include <jansson.h>
+
+#define PROM_BUCKETS 12
+#define PROM_MAX_SERIES 256
+
+struct http_stats {
+    pthread_mutex_t lock;
+    struct {
+        const char *route;   /* a route pattern (static string) */
+        int status;
+        unsigned long long n;
+    } series[PROM_MAX_SERIES];
+    int n_series;
+    unsigned long long bucket[PROM_BUCKETS + 1];  /* last: +Inf */
+    double sum;
+    unsigned long long count;
+};
+
+void prom_init(struct http_stats *h);
+void prom_destroy(struct http_stats *h);
+void prom_observe(struct http_stats *h, const char *route, int status, double seconds);
+/* The whole exposition from the store's counts (store_stats) and the HTTP
+ * counters; caller frees. NULL on out-of-memory. */
+char *prom_render(struct http_stats *h, json_t *stats);
+
+#endif

@@ -1,0 +1,67 @@
+/* Routing: a linear table (a score of routes) matched segment by segment. */
+#include "api/routes.h"
+
+#include <string.h>
+
+static const struct route routes[] = {
+    {"GET", "/", h_dashboard, AUTH_CLIENT, "GET"},
+    {"GET", "/healthz", h_healthz, AUTH_NONE, "GET"},
+    {"GET", "/readyz", h_readyz, AUTH_CLIENT, "GET"},
+    {"GET", "/metrics", h_prometheus, AUTH_CLIENT, "GET"},
+    {"POST", "/v1/experiments", h_create_experiment, AUTH_CLIENT, "GET, POST"},
+    {"GET", "/v1/experiments", h_list_experiments, AUTH_CLIENT, "GET, POST"},
+    {"GET", "/v1/experiments/{id}", h_show_experiment, AUTH_CLIENT, "GET"},
+    {"POST", "/v1/experiments/{id}/cancel", h_cancel, AUTH_CLIENT, "POST"},
+    {"GET", "/v1/experiments/{id}/metrics", h_metrics, AUTH_CLIENT, "GET"},
+    {"GET", "/v1/experiments/{id}/layers", h_layers, AUTH_CLIENT, "GET"},
+    {"GET", "/v1/experiments/{id}/logs", h_logs, AUTH_CLIENT, "GET"},
+    {"POST", "/v1/sweeps", h_create_sweep, AUTH_CLIENT, "POST"},
+    {"GET", "/v1/sweeps/{id}", h_show_sweep, AUTH_CLIENT, "GET"},
+    {"GET", "/v1/workers", h_workers, AUTH_CLIENT, "GET"},
+    {"POST", "/v1/workers/register", h_register, AUTH_WORKER, "POST"},
+    {"POST", "/v1/workers/{id}/lease", h_lease, AUTH_WORKER, "POST"},
+    {"POST", "/v1/runs/{id}/heartbeat", h_heartbeat, AUTH_WORKER, "POST"},
+    {"POST", "/v1/runs/{id}/metrics", h_report, AUTH_WORKER, "POST"},
+    {"POST", "/v1/runs/{id}/logs", h_run_logs, AUTH_WORKER, "POST"},
+    {"POST", "/v1/runs/{id}/finish", h_finish, AUTH_WORKER, "POST"},
+};
+
+/* Does path fit pattern? An {id} segment takes a positive decimal integer. */
+static int fits(const char *pattern, const char *path, int64_t *id)
+{
+    while (*pattern && *path) {
+        if (!strncmp(pattern, "{id}", 4)) {
+            int64_t v = 0;
+            int digits = 0;
+            while (*path >= '0' && *path <= '9' && digits < 18) {
+                v = v * 10 + (*path++ - '0');
+                digits++;
+            }
+            if (!digits || v == 0 || (*path && *path != '/'))
+                return 0;
+            *id = v;
+            pattern += 4;
+            continue;
+        }
+        if (*pattern++ != *path++)
+            return 0;
+    }
+    return !*pattern && !*path;
+}
+
+const struct route *route_match(const char *method, const char *path, int64_t *id,
+                                int *path_known, const struct route **pattern)
+{
+    *path_known = 0;
+    *pattern = NULL;
+    *id = 0;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (!fits(routes[i].pattern, path, id))
+            continue;
+        *path_known = 1;
+        *pattern = &routes[i];
+        if (!strcmp(routes[i].method, method))
+            return &routes[i];
+    }
+    return NULL;
+}

@@ -1,0 +1,253 @@
+/* MHD glue: the access callback collects the body (refusing oversize ones
+ * early), checks auth, dispatches to the route, and the completion callback
+ * logs the request and counts it. */
+#include "api/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/auth.h"
+#include "api/routes.h"
+
+struct api_server {
+    struct app *app;
+    struct MHD_Daemon *d;
+    pthread_t waker;
+    int waker_started;
+};
+
+void app_init(struct app *app)
+{
+    pthread_mutex_init(&app->lock, NULL);
+    pthread_cond_init(&app->wake, NULL);
+    prom_init(&app->stats);
+}
+
+void app_destroy(struct app *app)
+{
+    pthread_mutex_destroy(&app->lock);
+    pthread_cond_destroy(&app->wake);
+    prom_destroy(&app->stats);
+}
+
+static enum MHD_Result dispatch(struct req *r)
+{
+    char *q = strchr(r->url, '?');
+    if (q)
+        *q = 0;  /* MHD already parsed the query into GET arguments */
+    int64_t id;
+    int known;
+    const struct route *pat;
+    const struct route *rt = route_match(r->method, r->url, &id, &known, &pat);
+    r->route = pat ? pat->pattern : "unmatched";
+    if (!known)
+        return reply_error(r, 404, "not_found", NULL, "no route %s %s", r->method, r->url);
+    if (!auth_ok(r, rt ? rt->auth : pat->auth))
+        return reply_error(r, 401, "unauthorized", NULL,
+                           "a valid Authorization: Bearer token is required");
+    if (!rt) {
+        r->allow = pat->allow;
+        return reply_error(r, 405, "method_not_allowed", NULL, "%s takes %s, not %s", pat->pattern,
+                           pat->allow, r->method);
+    }
+    return rt->fn(r, id);
+}
+
+static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload,
+                                 size_t *upload_size, void **con_cls)
+{
+    (void)version;
+    struct app *app = cls;
+    struct req *r = *con_cls;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r || !(r->url = strdup(url))) {
+            free(r);
+            return MHD_NO;
+        }
+        r->conn = conn;
+        r->app = app;
+        r->start = store_now();
+        snprintf(r->method, sizeof r->method, "%s", method);
+        *con_cls = r;
+        pthread_mutex_lock(&app->lock);
+        app->inflight++;
+        pthread_mutex_unlock(&app->lock);
+        const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > app->max_body) {
+            r->route = "oversize";
+            return reply_error(r, 413, "too_large", NULL, "the body is over the limit of %zu bytes",
+                               app->max_body);
+        }
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        /* Chunked bodies carry no Content-Length: count them here. */
+        if (!r->too_large && r->len + *upload_size <= app->max_body) {
+            if (r->len + *upload_size + 1 > r->cap) {
+                size_t cap = 2 * (r->len + *upload_size) + 1;
+                char *p = realloc(r->body, cap);
+                if (!p)
+                    return MHD_NO;
+                r->body = p;
+                r->cap = cap;
+            }
+            memcpy(r->body + r->len, upload, *upload_size);
+            r->len += *upload_size;
+        } else {
+            r->too_large = 1;
+        }
+        *upload_size = 0;
+        if (store_now() - r->start > app->request_deadline_s) {
+            r->route = "timeout";
+            return reply_error(r, 408, "timeout", NULL, "the request took too long to arrive");
+        }
+        return MHD_YES;
+    }
+    if (r->status)
+        return MHD_YES;  /* already answered (413 at the first call) */
+    if (r->too_large) {
+        r->route = "oversize";
+        return reply_error(r, 413, "too_large", NULL, "the body is over the limit of %zu bytes",
+                           app->max_body);
+    }
+    return dispatch(r);
+}
+
+static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)conn;
+    struct app *app = cls;
+    struct req *r = *con_cls;
+    if (!r)
+        return;
+    double dt = store_now() - r->start;
+    int status = r->status ? r->status : 499;  /* closed before an answer */
+    const char *route = r->route ? r->route : "unmatched";
+    prom_observe(&app->stats, route, status, dt);
+    if (app->log_requests)
+        fprintf(stderr, "cod-server: %s %s %d %.1fms%s\n", r->method, r->url, status, dt * 1e3,
+                toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+    pthread_mutex_lock(&app->lock);
+    app->inflight--;
+    pthread_cond_broadcast(&app->wake);
+    pthread_mutex_unlock(&app->lock);
+    free(r->body);
+    free(r->url);
+    free(r);
+    *con_cls = NULL;
+}
+
+/* Resumes parked long-polls on a signal or every tick so deadlines hold. */
+static void *waker(void *arg)
+{
+    struct api_server *s = arg;
+    struct app *app = s->app;
+    pthread_mutex_lock(&app->lock);
+    while (!app->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&app->wake, &app->lock, &ts);
+        longpoll_resume_all(app);
+    }
+    longpoll_resume_all(app);
+    pthread_mutex_unlock(&app->lock);
+    return NULL;
+}
+
+int api_start(struct app *app, const struct api_options *o, struct api_server **out, int *port,
+              char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    if (inet_pton(AF_INET, o->host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)o->port);
+    } else if (inet_pton(AF_INET6, o->host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)o->port);
+        flags |= MHD_USE_IPv6;
+    } else {
+        snprintf(err, errlen, "--listen: \"%s\" is not a numeric IP address", o->host);
+        return -1;
+    }
+    struct api_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    s->app = app;
+    s->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, access_cb, app,
+                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+                            MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads,
+                            MHD_OPTION_CONNECTION_LIMIT, o->conn_limit,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, o->conn_timeout_s,
+                            MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed_cb, app, MHD_OPTION_END);
+    if (!s->d) {
+        snprintf(err, errlen, "cannot listen on %s:%d (in use, or not an address of this host)",
+                 o->host, o->port);
+        free(s);
+        return -1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    *port = info ? info->port : o->port;
+    if (pthread_create(&s->waker, NULL, waker, s) != 0) {
+        snprintf(err, errlen, "cannot start the long-poll thread");
+        MHD_stop_daemon(s->d);
+        free(s);
+        return -1;
+    }
+    s->waker_started = 1;
+    *out = s;
+    return 0;
+}
+
+void api_stop(struct api_server *s, double grace_s)
+{
+    struct app *app = s->app;
+    MHD_socket lsock = MHD_quiesce_daemon(s->d);
+    pthread_mutex_lock(&app->lock);
+    app->stopping = 1;  /* parked long-polls now answer 204 when resumed */
+    pthread_cond_broadcast(&app->wake);
+    pthread_mutex_unlock(&app->lock);
+    if (s->waker_started)
+        pthread_join(s->waker, NULL);
+    double until = store_now() + grace_s;
+    pthread_mutex_lock(&app->lock);
+    while (app->inflight > 0 && store_now() < until) {
+        /* Resumed long-polls may park again before they see the flag. */
+        longpoll_resume_all(app);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&app->wake, &app->lock, &ts);
+    }
+    longpoll_resume_all(app);
+    pthread_mutex_unlock(&app->lock);
+    MHD_stop_daemon(s->d);
+    if (lsock != MHD_INVALID_SOCKET)
+        close(lsock);
+    free(s);
+}

@@ -1,0 +1,177 @@
+/* Submission checks and sweep expansion. */
+#include "api/submit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void set_err(struct spec_error *err, const char *field, const char *fmt, const char *arg)
+{
+    snprintf(err->field, sizeof err->field, "%.127s", field);
+    snprintf(err->message, sizeof err->message, fmt, arg);
+}
+
+int submission_from_json(json_t *spec, struct submission *s, struct spec_error *err)
+{
+    memset(s, 0, sizeof *s);
+    if (spec_from_json(spec, &s->spec, err) != 0 || spec_check_data(&s->spec, err) != 0)
+        return -1;
+    json_t *full = spec_to_json(&s->spec);
+    s->spec_json = full ? json_dumps(full, JSON_COMPACT) : NULL;
+    json_decref(full);
+    if (!s->spec_json) {
+        set_err(err, "", "%s", "out of memory");
+        return -1;
+    }
+    s->row = (struct new_experiment){
+        .name = s->spec.name, .model = s->spec.model.preset, .norm = s->spec.norm.name,
+        .device = s->spec.device, .spec_json = s->spec_json, .gpus = s->spec.gpus,
+        .priority = s->spec.priority, .max_attempts = s->spec.max_attempts,
+        .steps = s->spec.train.steps,
+    };
+    return 0;
+}
+
+void submission_free(struct submission *s)
+{
+    free(s->spec_json);
+    free(s->cell_json);
+    s->spec_json = s->cell_json = NULL;
+}
+
+void submissions_free(struct submission *s, int n)
+{
+    for (int i = 0; s && i < n; i++)
+        submission_free(&s[i]);
+    free(s);
+}
+
+/* Sets a dotted path ("train.lr") in obj, creating objects on the way. */
+static int set_path(json_t *obj, const char *path, json_t *value)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    char *key = buf, *dot;
+    while ((dot = strchr(key, '.'))) {
+        *dot = 0;
+        json_t *next = json_object_get(obj, key);
+        if (!next) {
+            next = json_object();
+            if (!next || json_object_set_new(obj, key, next) != 0)
+                return -1;
+        } else if (!json_is_object(next)) {
+            return -1;
+        }
+        obj = next;
+        key = dot + 1;
+    }
+    return json_object_set(obj, key, value);
+}
+
+int sweep_expand(json_t *body, int max_cells, struct submission **out, int *n,
+                 struct spec_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    static const char *const allowed[] = {"base", "grid", "name", NULL};
+    const char *k;
+    json_t *v;
+    json_object_foreach(body, k, v) {
+        int ok = 0;
+        for (const char *const *a = allowed; *a; a++)
+            ok |= !strcmp(*a, k);
+        if (!ok) {
+            set_err(err, k, "unknown field \"%s\" (a sweep has base and grid)", k);
+            return -1;
+        }
+    }
+    json_t *base = json_object_get(body, "base"), *grid = json_object_get(body, "grid");
+    if (!json_is_object(base)) {
+        set_err(err, "base", "%s", "base must be a job spec object");
+        return -1;
+    }
+    if (!json_is_object(grid) || json_object_size(grid) == 0) {
+        set_err(err, "grid", "%s", "grid must be a non-empty object of value lists");
+        return -1;
+    }
+    size_t axes = json_object_size(grid);
+    const char **keys = calloc(axes, sizeof *keys);
+    json_t **vals = calloc(axes, sizeof *vals);
+    size_t *idx = calloc(axes, sizeof *idx);
+    struct submission *subs = NULL;
+    int ret = -1, cells = 1;
+    if (!keys || !vals || !idx) {
+        set_err(err, "", "%s", "out of memory");
+        goto done;
+    }
+    size_t a = 0;
+    json_object_foreach(grid, k, v) {
+        char field[160];
+        snprintf(field, sizeof field, "grid.%s", k);
+        if (!json_is_array(v) || json_array_size(v) == 0) {
+            set_err(err, field, "%s must be a non-empty list of values", field);
+            goto done;
+        }
+        if ((long)cells * (long)json_array_size(v) > max_cells) {
+            char lim[32];
+            snprintf(lim, sizeof lim, "%d", max_cells);
+            set_err(err, "grid", "the grid has more cells than the limit of %s", lim);
+            goto done;
+        }
+        cells *= (int)json_array_size(v);
+        keys[a] = k;
+        vals[a++] = v;
+    }
+    subs = calloc((size_t)cells, sizeof *subs);
+    if (!subs) {
+        set_err(err, "", "%s", "out of memory");
+        goto done;
+    }
+    for (int c = 0; c < cells; c++) {
+        json_t *spec = json_deep_copy(base), *cell = json_object();
+        int bad = !spec || !cell;
+        for (size_t i = 0; !bad && i < axes; i++) {
+            json_t *x = json_array_get(vals[i], idx[i]);
+            json_object_set(cell, keys[i], x);
+            if (set_path(spec, keys[i], x) != 0) {
+                char field[160];
+                snprintf(field, sizeof field, "grid.%s", keys[i]);
+                set_err(err, field, "%s does not fit the base spec", field);
+                json_decref(spec);
+                json_decref(cell);
+                goto done;
+            }
+        }
+        struct spec_error e;
+        if (bad || submission_from_json(spec, &subs[c], &e) != 0) {
+            char *cj = cell ? json_dumps(cell, JSON_COMPACT) : NULL;
+            snprintf(err->field, sizeof err->field, "%s", bad ? "" : e.field);
+            snprintf(err->message, sizeof err->message, "cell %.200s: %.300s", cj ? cj : "?",
+                     bad ? "out of memory" : e.message);
+            free(cj);
+            json_decref(spec);
+            json_decref(cell);
+            goto done;
+        }
+        subs[c].cell_json = json_dumps(cell, JSON_COMPACT);
+        subs[c].row.cell_json = subs[c].cell_json;
+        json_decref(spec);
+        json_decref(cell);
+        /* odometer over the axes */
+        for (size_t i = axes; i-- > 0;) {
+            if (++idx[i] < json_array_size(vals[i]))
+                break;
+            idx[i] = 0;
+        }
+    }
+    *n = cells;
+    *out = subs;
+    subs = NULL;
+    ret = 0;
+done:
+    submissions_free(subs, subs ? cells : 0);
+    free(keys);
+    free(vals);
+    free(idx);
+    return ret;
+}

@@ -1,0 +1,31 @@
+/* Turning submissions into queue rows: a spec is validated by the trainer's
+ * own parser (trainer/spec.h) and its data checked, so nothing the trainer
+ * would refuse is queued; a sweep's grid is expanded and every cell checked
+ * before any is written. */
+#ifndef COD_SUBMIT_H
+#define COD_SUBMIT_H
+
+#include <jansson.h>
+
+#include "schema/store.h"
+#include "trainer/spec.h"
+
+/* A validated spec with the strings a queue row points into. */
+struct submission {
+    struct job_spec spec;
+    char *spec_json;      /* complete spec, every default explicit (owned) */
+    char *cell_json;      /* a sweep cell's grid values, or NULL (owned) */
+    struct new_experiment row;
+};
+
+/* 0, or -1 with *err naming the field. */
+int submission_from_json(json_t *spec, struct submission *s, struct spec_error *err);
+void submission_free(struct submission *s);
+
+/* Expands {"base", "grid"} into *n checked submissions (caller frees with
+ * submissions_free). -1 with *err naming the field. */
+int sweep_expand(json_t *body, int max_cells, struct submission **out, int *n,
+                 struct spec_error *err);
+void submissions_free(struct submission *s, int n);
+
+#endif

@@ -1,0 +1,256 @@
+/* The worker protocol: register, lease (long-poll), heartbeat, report,
+ * finish. A run that lost its lease gets 409 and changes nothing. */
+#include "api/handlers.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum MHD_Result lost(struct req *r, int64_t run)
+{
+    return reply_error(r, 409, "lease_lost", NULL,
+                       "run %lld no longer holds its lease; the report was not recorded",
+                       (long long)run);
+}
+
+enum MHD_Result h_register(struct req *r, int64_t unused)
+{
+    (void)unused;
+    enum MHD_Result ret;
+    json_t *b = body_object(r, 0, &ret);
+    if (!b)
+        return ret;
+    static const char *const allowed[] = {"name", "device", "capacity", NULL};
+    const char *bad = unknown_key(b, allowed);
+    json_t *name = json_object_get(b, "name"), *dev = json_object_get(b, "device"),
+           *cap = json_object_get(b, "capacity");
+    const char *d = json_string_value(dev);
+    char device[8] = "";
+    if (d && (!strcmp(d, "cpu") || !strcmp(d, "cuda") || !strncmp(d, "cuda:", 5)))
+        snprintf(device, sizeof device, "%s", d[0] == 'c' && d[1] == 'p' ? "cpu" : "cuda");
+    if (bad)
+        ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+    else if (name && !json_is_string(name))
+        ret = reply_error(r, 422, "invalid", "name", "name must be a string");
+    else if (!device[0])
+        ret = reply_error(r, 422, "invalid", "device", "device must be \"cpu\" or \"cuda\"");
+    else if (cap && (!json_is_integer(cap) || json_integer_value(cap) < 1 ||
+                     json_integer_value(cap) > 65536))
+        ret = reply_error(r, 422, "invalid", "capacity", "capacity must be an integer in [1, 65536]");
+    else {
+        int64_t id;
+        int rc = store_register_worker(r->app->store, name ? json_string_value(name) : "", device,
+                                       cap ? (int)json_integer_value(cap) : 1, &id);
+        ret = rc != ST_OK ? reply_store(r, rc, "worker")
+                          : reply_json(r, 201, json_pack("{s:I,s:f,s:f}", "id", (json_int_t)id,
+                                                         "lease_seconds", r->app->lease_s,
+                                                         "heartbeat_seconds", r->app->lease_s / 3));
+    }
+    json_decref(b);
+    return ret;
+}
+
+enum MHD_Result h_lease(struct req *r, int64_t worker)
+{
+    enum MHD_Result ret;
+    if (r->poll_deadline == 0) {
+        /* first pass: read how long the worker is willing to wait */
+        json_t *b = body_object(r, 1, &ret);
+        if (!b)
+            return ret;
+        static const char *const allowed[] = {"wait", NULL};
+        const char *bad = unknown_key(b, allowed);
+        json_t *w = json_object_get(b, "wait");
+        double wait = json_is_number(w) ? json_number_value(w) : 0;
+        int bad_wait = w && (!json_is_number(w) || wait < 0);
+        if (bad)
+            ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+        else if (bad_wait)
+            ret = reply_error(r, 422, "invalid", "wait", "wait must be a number of seconds >= 0");
+        json_decref(b);
+        if (bad || bad_wait)
+            return ret;
+        if (wait > r->app->long_poll_max_s)
+            wait = r->app->long_poll_max_s;
+        r->poll_deadline = store_now() + wait;
+    }
+    json_t *lease;
+    int rc = store_lease(r->app->store, worker, r->app->lease_s, &lease);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "worker");
+    if (lease)
+        return reply_json(r, 200, lease);
+    if (!r->app->stopping && store_now() < r->poll_deadline)
+        return longpoll_park(r);
+    return reply_empty(r, 204);
+}
+
+enum MHD_Result h_heartbeat(struct req *r, int64_t run)
+{
+    enum MHD_Result ret;
+    json_t *b = body_object(r, 1, &ret);
+    if (!b)
+        return ret;
+    static const char *const allowed[] = {"step", NULL};
+    const char *bad = unknown_key(b, allowed);
+    json_t *step = json_object_get(b, "step");
+    if (bad)
+        ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+    else if (step && (!json_is_integer(step) || json_integer_value(step) < 0))
+        ret = reply_error(r, 422, "invalid", "step", "step must be an integer >= 0");
+    else {
+        int cancel;
+        int rc = store_heartbeat(r->app->store, run, step ? (long)json_integer_value(step) : 0,
+                                 r->app->lease_s, &cancel);
+        ret = rc == ST_CONFLICT ? lost(r, run)
+              : rc != ST_OK     ? reply_store(r, rc, "run")
+                                : reply_json(r, 200, json_pack("{s:b,s:f}", "cancel", cancel,
+                                                               "lease_seconds", r->app->lease_s));
+    }
+    json_decref(b);
+    return ret;
+}
+
+/* Checks one batch; fills pts/lines pointing into the JSON. Names the bad field. */
+static int parse_batch(json_t *b, struct metric_point **pts, int *n, struct log_line **lines,
+                       int *nl, char *field, size_t flen, char *msg, size_t mlen)
+{
+    json_t *p = json_object_get(b, "points"), *l = json_object_get(b, "logs");
+    *pts = NULL;
+    *lines = NULL;
+    *n = *nl = 0;
+    if (p && !json_is_array(p)) {
+        snprintf(field, flen, "points");
+        snprintf(msg, mlen, "points must be a list");
+        return -1;
+    }
+    if (l && !json_is_array(l)) {
+        snprintf(field, flen, "logs");
+        snprintf(msg, mlen, "logs must be a list");
+        return -1;
+    }
+    size_t np = json_array_size(p), nlog = json_array_size(l);
+    *pts = calloc(np ? np : 1, sizeof **pts);
+    *lines = calloc(nlog ? nlog : 1, sizeof **lines);
+    if (!*pts || !*lines) {
+        snprintf(msg, mlen, "out of memory");
+        return -1;
+    }
+    static const char *const pkeys[] = {"step", "name", "value", "layer", NULL};
+    for (size_t i = 0; i < np; i++) {
+        json_t *o = json_array_get(p, i);
+        const char *bad = json_is_object(o) ? unknown_key(o, pkeys) : NULL;
+        json_t *step = json_object_get(o, "step"), *name = json_object_get(o, "name"),
+               *value = json_object_get(o, "value"), *layer = json_object_get(o, "layer");
+        const char *what = NULL, *key = NULL;
+        if (!json_is_object(o))
+            what = "must be an object", key = "";
+        else if (bad)
+            what = "is an unknown field", key = bad;
+        else if (!json_is_integer(step) || json_integer_value(step) < 0)
+            what = "must be an integer >= 0", key = "step";
+        else if (!json_is_string(name) || !json_string_length(name) ||
+                 json_string_length(name) > 128)
+            what = "must be a metric name (1 to 128 characters)", key = "name";
+        else if (!value || !(json_is_number(value) || json_is_null(value)))
+            what = "must be a number, or null for a non-finite value", key = "value";
+        else if (layer && (!json_is_integer(layer) || json_integer_value(layer) < 0 ||
+                           json_integer_value(layer) > 100000))
+            what = "must be an integer >= 0", key = "layer";
+        if (what) {
+            snprintf(field, flen, "points[%zu]%s%s", i, *key ? "." : "", key);
+            snprintf(msg, mlen, "%s %s", field, what);
+            return -1;
+        }
+        (*pts)[i] = (struct metric_point){
+            .name = json_string_value(name), .step = (long)json_integer_value(step),
+            .layer = layer ? (int)json_integer_value(layer) : -1,
+            .value = json_is_null(value) ? 0 : json_number_value(value),
+            .is_null = json_is_null(value) || !isfinite(json_number_value(value)),
+        };
+    }
+    static const char *const lkeys[] = {"seq", "line", NULL};
+    for (size_t i = 0; i < nlog; i++) {
+        json_t *o = json_array_get(l, i);
+        json_t *seq = json_object_get(o, "seq"), *line = json_object_get(o, "line");
+        if (!json_is_object(o) || unknown_key(o, lkeys) || !json_is_integer(seq) ||
+            !json_is_string(line)) {
+            snprintf(field, flen, "logs[%zu]", i);
+            snprintf(msg, mlen, "%s must be {\"seq\": integer, \"line\": string}", field);
+            return -1;
+        }
+        (*lines)[i] = (struct log_line){(long)json_integer_value(seq), json_string_value(line)};
+    }
+    *n = (int)np;
+    *nl = (int)nlog;
+    return 0;
+}
+
+static enum MHD_Result report(struct req *r, int64_t run, const char *const *allowed)
+{
+    enum MHD_Result ret;
+    json_t *b = body_object(r, 0, &ret);
+    if (!b)
+        return ret;
+    const char *bad = unknown_key(b, allowed);
+    struct metric_point *pts = NULL;
+    struct log_line *lines = NULL;
+    int n, nl;
+    char field[64] = "", msg[256];
+    if (bad)
+        ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+    else if (parse_batch(b, &pts, &n, &lines, &nl, field, sizeof field, msg, sizeof msg) != 0)
+        ret = reply_error(r, 422, "invalid", field[0] ? field : NULL, "%s", msg);
+    else {
+        int rc = store_report(r->app->store, run, pts, n, lines, nl);
+        ret = rc == ST_CONFLICT ? lost(r, run)
+              : rc != ST_OK     ? reply_store(r, rc, "run")
+                                : reply_json(r, 200, json_pack("{s:i,s:i}", "points", n, "logs", nl));
+    }
+    free(pts);
+    free(lines);
+    json_decref(b);
+    return ret;
+}
+
+enum MHD_Result h_report(struct req *r, int64_t run)
+{
+    static const char *const allowed[] = {"points", "logs", NULL};
+    return report(r, run, allowed);
+}
+
+enum MHD_Result h_run_logs(struct req *r, int64_t run)
+{
+    static const char *const allowed[] = {"logs", NULL};
+    return report(r, run, allowed);
+}
+
+enum MHD_Result h_finish(struct req *r, int64_t run)
+{
+    enum MHD_Result ret;
+    json_t *b = body_object(r, 0, &ret);
+    if (!b)
+        return ret;
+    static const char *const allowed[] = {"outcome", "reason", NULL};
+    const char *bad = unknown_key(b, allowed);
+    const char *outcome = json_string_value(json_object_get(b, "outcome"));
+    json_t *reason = json_object_get(b, "reason");
+    if (bad)
+        ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+    else if (!outcome || (strcmp(outcome, "succeeded") && strcmp(outcome, "failed") &&
+                          strcmp(outcome, "cancelled")))
+        ret = reply_error(r, 422, "invalid", "outcome",
+                          "outcome must be succeeded, failed or cancelled");
+    else if (reason && !json_is_string(reason))
+        ret = reply_error(r, 422, "invalid", "reason", "reason must be a string");
+    else {
+        int rc = store_finish(r->app->store, run, outcome, json_string_value(reason));
+        ret = rc == ST_CONFLICT ? lost(r, run)
+              : rc != ST_OK     ? reply_store(r, rc, "run")
+                                : reply_json(r, 200, json_pack("{s:I,s:s}", "run", (json_int_t)run,
+                                                               "state", outcome));
+    }
+    json_decref(b);
+    return ret;
+}

@@ -1,0 +1,105 @@
+/* cod-server: the coordinator (DESIGN.md §1). Opens the store, serves the
+ * HTTP API, runs the reaper, and stops cleanly on SIGTERM: no new
+ * connections, in-flight requests finish, the database is closed. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/server.h"
+#include "daemon/config.h"
+#include "daemon/notify.h"
+#include "daemon/reaper.h"
+#include "daemon/shutdown.h"
+
+static int write_port_file(const char *path, int port)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    int ok = fprintf(f, "%d\n", port) > 0;
+    ok &= fclose(f) == 0;
+    return ok && rename(tmp, path) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct config cfg;
+    char err[1024];
+    int rc = config_load(argc, argv, &cfg, err, sizeof err);
+    if (rc == 1)
+        return 0;
+    if (rc != 0 || config_check(&cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "cod-server: %s\n%s", err, config_usage);
+        return 2;
+    }
+    int check_only = 0;
+    for (int i = 1; i < argc; i++)
+        check_only |= !strcmp(argv[i], "--check-db");
+    if (shutdown_setup() != 0) {
+        fprintf(stderr, "cod-server: cannot set up signals\n");
+        return 1;
+    }
+    struct app app;
+    memset(&app, 0, sizeof app);
+    app_init(&app);
+    if (store_open(cfg.db, cfg.readers, &app.store, err, sizeof err) != 0) {
+        fprintf(stderr, "cod-server: database: %s\n", err);
+        app_destroy(&app);
+        return 1;
+    }
+    if (check_only) {
+        char verdict[256] = "?";
+        rc = store_integrity(app.store, verdict, sizeof verdict);
+        printf("%s\n", verdict);
+        store_close(app.store);
+        app_destroy(&app);
+        return rc == 0 && !strcmp(verdict, "ok") ? 0 : 1;
+    }
+    app.token = cfg.token[0] ? cfg.token : NULL;
+    app.worker_token = cfg.worker_token[0] ? cfg.worker_token : NULL;
+    app.lease_s = cfg.lease_s;
+    app.long_poll_max_s = cfg.long_poll_max_s;
+    app.request_deadline_s = cfg.request_deadline_s;
+    app.max_body = cfg.max_body;
+    app.max_sweep = cfg.max_sweep;
+    app.log_requests = cfg.log_requests;
+
+    struct api_options o = {cfg.host, cfg.port, cfg.threads, cfg.conn_limit, cfg.per_ip_limit,
+                            cfg.conn_timeout_s};
+    struct api_server *srv = NULL;
+    struct reaper *reaper = NULL;
+    int port;
+    if (api_start(&app, &o, &srv, &port, err, sizeof err) != 0) {
+        fprintf(stderr, "cod-server: %s\n", err);
+        store_close(app.store);
+        app_destroy(&app);
+        return 1;
+    }
+    if (reaper_start(&app, cfg.reap_interval_s, &reaper) != 0) {
+        fprintf(stderr, "cod-server: cannot start the reaper\n");
+        rc = 1;
+        goto stop;
+    }
+    if (cfg.port_file[0] && write_port_file(cfg.port_file, port) != 0) {
+        fprintf(stderr, "cod-server: cannot write %s\n", cfg.port_file);
+        rc = 1;
+        goto stop;
+    }
+    fprintf(stderr, "cod-server: listening on %s:%d, database %s%s\n", cfg.host, port, cfg.db,
+            app.token ? ", tokens required" : "");
+    notify_send("READY=1");
+    int sig = shutdown_wait();
+    fprintf(stderr, "cod-server: %s: stopping\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    rc = 0;
+stop:
+    notify_send("STOPPING=1");
+    api_stop(srv, cfg.grace_s);
+    reaper_stop(reaper);
+    store_close(app.store);
+    app_destroy(&app);
+    fprintf(stderr, "cod-server: stopped\n");
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* The store: cod-server's only door to SQLite (DESIGN.md §7, §9). Every
+ * write goes through one connection under a mutex and runs in one
+ * BEGIN IMMEDIATE transaction with synchronous=FULL, so a returned ST_OK
+ * means the change is on disk; reads use a small pool of read connections.
+ * Views come back as jansson objects, ready for the API to send. */
+#ifndef COD_STORE_H
+#define COD_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+enum store_rc {
+    ST_OK = 0,
+    ST_NOTFOUND = 1,  /* no such experiment, run, worker or sweep */
+    ST_CONFLICT = 2,  /* the state forbids it (lost lease, finished experiment) */
+    ST_ERROR = -1,    /* SQLite failed; logged */
+};
+
+struct store;
+
+/* Opens (creating if needed) the database, applies migrations, starts WAL. */
+int store_open(const char *path, int readers, struct store **out, char *err, size_t errlen);
+void store_close(struct store *st);
+/* PRAGMA integrity_check's verdict ("ok" when sound) into buf. */
+int store_integrity(struct store *st, char *buf, size_t len);
+
+struct new_experiment {
+    const char *name, *model, *norm, *device, *spec_json;
+    const char *cell_json;   /* a sweep cell's grid values, or NULL */
+    int gpus, priority, max_attempts;
+    long steps;
+};
+
+/* With an idempotency key already used, *replayed is set and *id is the
+ * experiment (or sweep) that key created; nothing is written. */
+int store_create_experiment(struct store *st, const struct new_experiment *e, const char *idem_key,
+                            int64_t *id, int *replayed);
+int store_create_sweep(struct store *st, const char *body, const char *idem_key,
+                       const struct new_experiment *cells, int n, int64_t *sweep_id, int *replayed);
+
+struct exp_filter {
+    const char *state, *norm, *model;
+    int64_t sweep;    /* 0: any */
+    int64_t before;   /* cursor: ids below this; 0: from the newest */
+    int limit;
+};
+int store_get_experiment(struct store *st, int64_t id, json_t **out);
+int store_list_experiments(struct store *st, const struct exp_filter *f, json_t **out);
+/* queued → cancelled now; running → flagged, cancelled at the next heartbeat. */
+int store_cancel(struct store *st, int64_t id);
+
+int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
+                          int64_t *id);
+/* Claims the best queued experiment the worker can run (priority, then FIFO).
+ * *out is NULL when there is none. */
+int store_lease(struct store *st, int64_t worker, double lease_s, json_t **out);
+int store_heartbeat(struct store *st, int64_t run, long step, double lease_s, int *cancel);
+
+struct metric_point {
+    const char *name;
+    long step;
+    int layer;        /* -1 for scalars */
+    double value;
+    int is_null;      /* non-finite at the source */
+};
+struct log_line {
+    long seq;
+    const char *line;
+};
+int store_report(struct store *st, int64_t run, const struct metric_point *pts, int n,
+                 const struct log_line *lines, int nl);
+int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason);
+/* Sends every lapsed lease back to the queue (or to failed); *expired counts them. */
+int store_reap(struct store *st, int *expired);
+
+int store_metrics(struct store *st, int64_t exp, const char *name, long from, long to, long every,
+                  json_t **out);
+int store_layers(struct store *st, int64_t exp, const char *name, long step, json_t **out);
+int store_logs(struct store *st, int64_t exp, int64_t after, int limit, json_t **out);
+int store_sweep(struct store *st, int64_t id, json_t **out);
+int store_workers(struct store *st, double lost_after, json_t **out);
+/* Counts for /metrics: experiments by state, workers by state, lease
+ * expiries, and the newest loss and throughput of each running experiment. */
+int store_stats(struct store *st, double lost_after, json_t **out);
+
+double store_now(void);
+
+#endif

@@ -1,0 +1,265 @@
+/* The store against a temporary SQLite file: migrations, the queue's state
+ * machine, leases that are never granted twice, the reaper, idempotent
+ * metric writes, and refusal of reports from a run that lost its lease. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "schema/store.h"
+#include "tests/check.h"
+
+static char dir[64];
+
+static struct store *open_fresh(const char *name)
+{
+    char path[128], err[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct store *st = NULL;
+    if (store_open(path, 2, &st, err, sizeof err) != 0)
+        fprintf(stderr, "store_open: %s\n", err);
+    return st;
+}
+
+static struct new_experiment exp_row(const char *device, int priority)
+{
+    return (struct new_experiment){.name = "t", .model = "llama-9m", .norm = "pre",
+                                   .device = device, .spec_json = "{\"name\":\"t\"}", .gpus = 1,
+                                   .priority = priority, .max_attempts = 2, .steps = 100};
+}
+
+static const char *state_of(struct store *st, int64_t id, char *buf, size_t n)
+{
+    json_t *o;
+    if (store_get_experiment(st, id, &o) != ST_OK)
+        return "?";
+    snprintf(buf, n, "%s", json_string_value(json_object_get(o, "state")));
+    json_decref(o);
+    return buf;
+}
+
+static int64_t lease_exp(json_t *l, const char *key)
+{
+    return l ? (int64_t)json_integer_value(json_object_get(l, key)) : 0;
+}
+
+static void migrations_are_idempotent(void)
+{
+    struct store *st = open_fresh("m.db");
+    CHECK(st != NULL, "first open");
+    store_close(st);
+    st = open_fresh("m.db");
+    CHECK(st != NULL, "reopen applies nothing twice");
+    char v[64] = "";
+    CHECK(st && store_integrity(st, v, sizeof v) == 0 && !strcmp(v, "ok"), "integrity %s", v);
+    store_close(st);
+}
+
+static void priority_then_fifo_and_resources(void)
+{
+    struct store *st = open_fresh("q.db");
+    int64_t a, b, c, g, w_cpu, w_gpu;
+    int rep;
+    struct new_experiment low = exp_row("cpu", 0), high = exp_row("any", 5), gpu = exp_row("cuda", 9);
+    CHECK(store_create_experiment(st, &low, NULL, &a, &rep) == ST_OK, "create a");
+    CHECK(store_create_experiment(st, &low, NULL, &b, &rep) == ST_OK, "create b");
+    CHECK(store_create_experiment(st, &high, NULL, &c, &rep) == ST_OK, "create c");
+    CHECK(store_create_experiment(st, &gpu, NULL, &g, &rep) == ST_OK, "create g");
+    CHECK(store_register_worker(st, "cpu", "cpu", 3, &w_cpu) == ST_OK, "register cpu");
+    CHECK(store_register_worker(st, "gpu", "cuda", 1, &w_gpu) == ST_OK, "register gpu");
+    json_t *l1, *l2, *l3, *l4;
+    CHECK(store_lease(st, w_cpu, 60, &l1) == ST_OK && lease_exp(l1, "experiment") == c,
+          "priority first");
+    CHECK(store_lease(st, w_cpu, 60, &l2) == ST_OK && lease_exp(l2, "experiment") == a, "then FIFO");
+    CHECK(store_lease(st, w_cpu, 60, &l3) == ST_OK && lease_exp(l3, "experiment") == b, "then b");
+    CHECK(store_lease(st, w_cpu, 60, &l4) == ST_OK && l4 == NULL,
+          "a cuda job never goes to a cpu worker");
+    json_decref(l4);
+    CHECK(store_lease(st, w_gpu, 60, &l4) == ST_OK && lease_exp(l4, "experiment") == g,
+          "the cuda worker gets it");
+    json_decref(l1);
+    json_decref(l2);
+    json_decref(l3);
+    json_decref(l4);
+    json_t *none;
+    CHECK(store_lease(st, 999, 60, &none) == ST_NOTFOUND, "unknown worker");
+    store_close(st);
+}
+
+static void idempotency_key(void)
+{
+    struct store *st = open_fresh("i.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    int64_t a, b;
+    int r1, r2;
+    CHECK(store_create_experiment(st, &e, "key-1", &a, &r1) == ST_OK && !r1, "first");
+    CHECK(store_create_experiment(st, &e, "key-1", &b, &r2) == ST_OK && r2 && a == b, "replay");
+    json_t *list;
+    struct exp_filter f = {.limit = 10};
+    CHECK(store_list_experiments(st, &f, &list) == ST_OK &&
+              json_array_size(json_object_get(list, "experiments")) == 1,
+          "one row");
+    json_decref(list);
+    store_close(st);
+}
+
+static void lapse_requeues_then_fails(void)
+{
+    struct store *st = open_fresh("r.db");
+    struct new_experiment e = exp_row("cpu", 0);  /* max_attempts 2 */
+    int64_t id, w;
+    int rep, expired, cancel;
+    char s[32];
+    store_create_experiment(st, &e, NULL, &id, &rep);
+    store_register_worker(st, "w", "cpu", 1, &w);
+    json_t *l;
+    store_lease(st, w, 0.05, &l);
+    int64_t run = lease_exp(l, "run");
+    json_decref(l);
+    usleep(100 * 1000);
+    struct metric_point p = {"train/loss", 1, -1, 2.0, 0};
+    CHECK(store_report(st, run, &p, 1, NULL, 0) == ST_CONFLICT, "lapsed lease: report refused");
+    CHECK(store_heartbeat(st, run, 1, 60, &cancel) == ST_CONFLICT, "lapsed lease: heartbeat refused");
+    CHECK(store_reap(st, &expired) == ST_OK && expired == 1, "reaped %d", expired);
+    CHECK(!strcmp(state_of(st, id, s, sizeof s), "queued"), "back to queued: %s", s);
+    json_t *m;
+    CHECK(store_metrics(st, id, NULL, 0, 1000, 1, &m) == ST_OK &&
+              json_object_size(json_object_get(m, "series")) == 0,
+          "nothing written by the lost run");
+    json_decref(m);
+    store_lease(st, w, 0.05, &l);
+    CHECK(l && lease_exp(l, "attempt") == 2, "second attempt");
+    json_decref(l);
+    usleep(100 * 1000);
+    store_reap(st, &expired);
+    CHECK(!strcmp(state_of(st, id, s, sizeof s), "failed"), "failed after max_attempts: %s", s);
+    json_t *o;
+    store_get_experiment(st, id, &o);
+    const char *reason = json_string_value(json_object_get(o, "reason"));
+    CHECK(reason && strstr(reason, "lease lapsed"), "reason kept: %s", reason ? reason : "null");
+    CHECK(json_integer_value(json_object_get(o, "attempts")) == 2, "attempts 2");
+    json_decref(o);
+    json_t *stats;
+    CHECK(store_stats(st, 60, &stats) == ST_OK &&
+              json_integer_value(json_object_get(stats, "lease_expiries")) == 2,
+          "expiries counted");
+    json_decref(stats);
+    store_close(st);
+}
+
+static void metrics_idempotent_and_finish(void)
+{
+    struct store *st = open_fresh("x.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    int64_t id, w;
+    int rep;
+    char s[32];
+    store_create_experiment(st, &e, NULL, &id, &rep);
+    store_register_worker(st, "w", "cpu", 1, &w);
+    json_t *l;
+    store_lease(st, w, 60, &l);
+    int64_t run = lease_exp(l, "run");
+    json_decref(l);
+    struct metric_point pts[3] = {{"train/loss", 1, -1, 3.0, 0},
+                                  {"train/loss", 2, -1, 0, 1},
+                                  {"layer/out_var", 2, 1, 1.5, 0}};
+    struct log_line ll = {1, "hi"};
+    CHECK(store_report(st, run, pts, 3, &ll, 1) == ST_OK, "report");
+    CHECK(store_report(st, run, pts, 3, &ll, 1) == ST_OK, "retried report");
+    json_t *m, *series;
+    CHECK(store_metrics(st, id, "train/loss", 0, 100, 1, &m) == ST_OK, "series");
+    series = json_object_get(json_object_get(m, "series"), "train/loss");
+    CHECK(json_array_size(series) == 2, "no duplicate points: %zu", json_array_size(series));
+    CHECK(json_is_null(json_array_get(json_array_get(series, 1), 1)), "non-finite kept as null");
+    json_decref(m);
+    json_t *logs;
+    CHECK(store_logs(st, id, 0, 100, &logs) == ST_OK &&
+              json_array_size(json_object_get(logs, "lines")) == 1,
+          "log line once");
+    json_decref(logs);
+    CHECK(store_cancel(st, id) == ST_OK, "cancel running");
+    int cancel;
+    CHECK(store_heartbeat(st, run, 3, 60, &cancel) == ST_OK && cancel, "heartbeat answers cancel");
+    CHECK(!strcmp(state_of(st, id, s, sizeof s), "cancelled"), "cancelled: %s", s);
+    CHECK(store_finish(st, run, "succeeded", NULL) == ST_CONFLICT, "finish after cancel refused");
+    CHECK(store_cancel(st, id) == ST_CONFLICT, "cancel of a finished experiment");
+    int64_t id2;
+    store_create_experiment(st, &e, NULL, &id2, &rep);
+    CHECK(store_cancel(st, id2) == ST_OK && !strcmp(state_of(st, id2, s, sizeof s), "cancelled"),
+          "queued cancelled at once");
+    int64_t id3;
+    store_create_experiment(st, &e, NULL, &id3, &rep);
+    store_lease(st, w, 60, &l);
+    run = lease_exp(l, "run");
+    json_decref(l);
+    CHECK(store_finish(st, run, "succeeded", NULL) == ST_OK, "finish");
+    CHECK(store_finish(st, run, "succeeded", NULL) == ST_OK, "retried finish");
+    CHECK(!strcmp(state_of(st, id3, s, sizeof s), "succeeded"), "succeeded: %s", s);
+    store_close(st);
+}
+
+/* Many threads lease from one store: every experiment is leased exactly once. */
+#define N_EXP 200
+#define N_THREADS 8
+static struct store *shared;
+static int leased[N_EXP + 1];
+static pthread_mutex_t leased_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *leaser(void *arg)
+{
+    (void)arg;
+    int64_t w;
+    if (store_register_worker(shared, "w", "cpu", 1000, &w) != ST_OK)
+        return NULL;
+    for (;;) {
+        json_t *l;
+        if (store_lease(shared, w, 60, &l) != ST_OK || !l)
+            return NULL;
+        int64_t e = lease_exp(l, "experiment");
+        json_decref(l);
+        pthread_mutex_lock(&leased_lock);
+        if (e >= 1 && e <= N_EXP)
+            leased[e]++;
+        pthread_mutex_unlock(&leased_lock);
+    }
+}
+
+static void never_leased_twice(void)
+{
+    shared = open_fresh("c.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    for (int i = 0; i < N_EXP; i++) {
+        int64_t id;
+        int rep;
+        store_create_experiment(shared, &e, NULL, &id, &rep);
+    }
+    pthread_t t[N_THREADS];
+    for (int i = 0; i < N_THREADS; i++)
+        pthread_create(&t[i], NULL, leaser, NULL);
+    for (int i = 0; i < N_THREADS; i++)
+        pthread_join(t[i], NULL);
+    int once = 0;
+    for (int i = 1; i <= N_EXP; i++)
+        once += leased[i] == 1;
+    CHECK(once == N_EXP, "%d of %d leased exactly once", once, N_EXP);
+    store_close(shared);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/cod-store-XXXXXX");
+    if (!mkdtemp(dir))
+        return 1;
+    RUN(migrations_are_idempotent);
+    RUN(priority_then_fifo_and_resources);
+    RUN(idempotency_key);
+    RUN(lapse_requeues_then_fails);
+    RUN(metrics_idempotent_and_finish);
+    RUN(never_leased_twice);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    CHECK_EXIT();
+}
