@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "tests/check.h"
+#include "trainer/fileio.h"
 #include "trainer/safetensors.h"
 
 static char dir[64];
@@ -27,21 +28,16 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* The file's bytes through the project's own reader; NULL (and a failed
+ * check naming the reason) when it cannot be read. */
 static unsigned char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    unsigned char *b;
+    char err[512];
+    if (fio_read_file(path, &b, len, err, sizeof(err)) != 0) {
+        CHECK(0, "%s", err);
         return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
     }
-    fclose(f);
-    *len = (size_t)n;
     return b;
 }
 
