@@ -126,14 +126,8 @@ int checkpoint_save(const char *run_dir, const struct model *m, const real *adam
     json_t *state = json_pack("{s:I, s:I, s:I, s:s, s:O}", "step", (json_int_t)st->step, "samples",
                               (json_int_t)st->samples, "seed", (json_int_t)st->seed, "real",
                               REAL_NAME, "spec", spec);
-    snprintf(path, sizeof(path), "%s/state.json", tmp);
-    if (!state || json_dump_file(state, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
-        fio_fsync_path(path) != 0) {
-        json_decref(state);
-        snprintf(err, errlen, "%s: cannot write state", path);
+    if (fio_write_json(state, tmp, "state.json", err, errlen))
         return -1;
-    }
-    json_decref(state);
     rm_tree(final);
     if (fio_fsync_path(tmp) != 0 || rename(tmp, final) != 0 || fio_fsync_path(ckdir) != 0) {
         snprintf(err, errlen, "%s: %s", final, strerror(errno));
@@ -210,8 +204,8 @@ int checkpoint_load_weights(const char *ckpt_dir, struct model *m, char *err, si
     return read_tensors(path, m, m->params, "", err, errlen);
 }
 
-int checkpoint_load(const char *ckpt_dir, struct model *m, real *adam_m, real *adam_v,
-                    struct train_state *st, json_t **spec_out, char *err, size_t errlen)
+int checkpoint_read_state(const char *ckpt_dir, struct train_state *st, json_t **spec_out,
+                          char *err, size_t errlen)
 {
     char path[4400];
     snprintf(path, sizeof(path), "%s/state.json", ckpt_dir);
@@ -229,9 +223,22 @@ int checkpoint_load(const char *ckpt_dir, struct model *m, real *adam_m, real *a
     st->step = (long)step;
     st->samples = samples;
     st->seed = (unsigned long long)seed;
-    if (spec_out)
-        *spec_out = json_incref(spec);
+    *spec_out = json_incref(spec);
     json_decref(state);
+    return 0;
+}
+
+int checkpoint_load(const char *ckpt_dir, struct model *m, real *adam_m, real *adam_v,
+                    struct train_state *st, json_t **spec_out, char *err, size_t errlen)
+{
+    char path[4400];
+    json_t *spec;
+    if (checkpoint_read_state(ckpt_dir, st, &spec, err, errlen))
+        return -1;
+    if (spec_out)
+        *spec_out = spec;
+    else
+        json_decref(spec);
     if (checkpoint_load_weights(ckpt_dir, m, err, errlen))
         goto fail;
     snprintf(path, sizeof(path), "%s/optim.safetensors", ckpt_dir);

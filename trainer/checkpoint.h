@@ -26,6 +26,10 @@ int checkpoint_save(const char *run_dir, const struct model *m, const real *adam
                     char *err, size_t errlen);
 /* The newest complete checkpoint directory: 1 and its path, 0 if none, -1 on error. */
 int checkpoint_latest(const char *run_dir, char *path, size_t pathlen, char *err, size_t errlen);
+/* Reads a checkpoint's state.json: its train state and its spec (caller
+ * decrefs); -1 with err naming the file if it is not a cod checkpoint. */
+int checkpoint_read_state(const char *ckpt_dir, struct train_state *st, json_t **spec_out,
+                          char *err, size_t errlen);
 /* Loads a checkpoint into a model created with the same shape. spec_out, if
  * not NULL, receives the checkpoint's spec (caller decrefs). */
 int checkpoint_load(const char *ckpt_dir, struct model *m, real *adam_m, real *adam_v,

@@ -131,15 +131,8 @@ int export_hf(const char *ckpt_dir, const struct job_spec *s, const char *out_di
     const char *meta[] = {"format", "pt", "producer", "cod"};
     if (st_write(path, t, n, meta, 2, err, errlen))
         goto out;
-    json_t *cfg = config_json(s);
-    snprintf(path, sizeof(path), "%s/config.json", out_dir);
-    if (!cfg || json_dump_file(cfg, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 ||
-        fio_fsync_path(path) != 0) {
-        json_decref(cfg);
-        snprintf(err, errlen, "%s: cannot write the config", path);
+    if (fio_write_json(config_json(s), out_dir, "config.json", err, errlen))
         goto out;
-    }
-    json_decref(cfg);
     rc = 0;
 out:
     free(data);

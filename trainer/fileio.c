@@ -40,7 +40,7 @@ int fio_fsync_path(const char *path)
 
 int fio_fsync_dir_of(const char *path)
 {
-    char tmp[4096];
+    char tmp[8192];
     snprintf(tmp, sizeof(tmp), "%s", path);
     return fio_fsync_path(dirname(tmp));
 }
@@ -124,4 +124,24 @@ int fio_read_file(const char *path, unsigned char **data, size_t *len, char *err
     *data = buf;
     *len = n;
     return 0;
+}
+
+int fio_write_json(json_t *j, const char *dir, const char *name, char *err, size_t errlen)
+{
+    char path[4400], tmp[4500];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if (!j) {
+        snprintf(err, errlen, "out of memory building %s", path);
+        return -1;
+    }
+    int rc = fio_mkdir_p(dir, err, errlen);
+    if (rc == 0 && (json_dump_file(j, tmp, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || fio_fsync_path(tmp) != 0 ||
+                    rename(tmp, path) != 0 || fio_fsync_dir_of(path) != 0)) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        rc = -1;
+    }
+    json_decref(j);
+    return rc;
 }

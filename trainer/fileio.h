@@ -1,12 +1,14 @@
 /* Durable file I/O shared by everything that writes or reads whole files
  * (shards, safetensors, checkpoints, specs, tokenizer files): full writes
  * across short writes and EINTR, fsync of a file and of the directory that
- * holds a renamed name, mkdir -p, and whole-file reads whose errors name
- * the path. */
+ * holds a renamed name, mkdir -p, whole-file reads whose errors name the
+ * path, and JSON documents written the same durable way. */
 #ifndef COD_FILEIO_H
 #define COD_FILEIO_H
 
 #include <stddef.h>
+
+#include <jansson.h>
 
 /* 0, or -1 with errno set */
 int fio_write_all(int fd, const void *buf, size_t n);
@@ -18,5 +20,10 @@ int fio_mkdir_p(const char *path, char *err, size_t errlen);
  * may stop on it) and *len is the byte count; returns 0. On failure -1 with
  * err = "PATH: reason" and *data = NULL. */
 int fio_read_file(const char *path, unsigned char **data, size_t *len, char *err, size_t errlen);
+
+/* Writes j (the reference is stolen; indented, keys sorted) to DIR/NAME,
+ * creating DIR, as a temporary file fsynced and renamed into place. A NULL
+ * j is reported as out of memory, so callers pass a builder's result. */
+int fio_write_json(json_t *j, const char *dir, const char *name, char *err, size_t errlen);
 
 #endif

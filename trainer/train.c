@@ -208,22 +208,6 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
     return sum / count;
 }
 
-static int write_analysis(struct run *r, json_t *j, const char *name, char *err, size_t errlen)
-{
-    char dir[4200], path[4400];
-    snprintf(dir, sizeof(dir), "%s/analysis", r->out_dir);
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    int rc = j ? fio_mkdir_p(dir, err, errlen) : -1;
-    if (!j)
-        snprintf(err, errlen, "out of memory building %s", path);
-    else if (rc == 0 && (json_dump_file(j, path, JSON_INDENT(2)) != 0 || fio_fsync_path(path))) {
-        snprintf(err, errlen, "%s: cannot write", path);
-        rc = -1;
-    }
-    json_decref(j);
-    return rc;
-}
-
 /* The end-of-job analyses of analysis.prune / analysis.angular, over the
  * eval.tokens held-out tokens, into RUN/analysis/{prune,angular}.json and
  * as metrics at the final step: prune/delta_loss and prune/delta_ppl with
@@ -233,6 +217,8 @@ static int write_analysis(struct run *r, json_t *j, const char *name, char *err,
 static int analyses(struct run *r, long step, char *err, size_t errlen)
 {
     const struct job_spec *s = r->spec;
+    char analysis_dir[4200];
+    snprintf(analysis_dir, sizeof(analysis_dir), "%s/analysis", r->out_dir);
     if (s->analysis_prune) {
         struct prune_result p;
         if (prune_run(&r->m, &r->val, s->eval_tokens, &p, err, errlen))
@@ -243,7 +229,7 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
         }
         say(r, "prune: full loss %.4f; removing a block adds %.4f (block 1) … %.4f (block %d)",
             p.base_loss, prune_delta_loss(&p, 1), prune_delta_loss(&p, p.n_layers), p.n_layers);
-        int rc = write_analysis(r, prune_to_json(&p), "prune.json", err, errlen);
+        int rc = fio_write_json(prune_to_json(&p), analysis_dir, "prune.json", err, errlen);
         prune_free(&p);
         if (rc)
             return -1;
@@ -259,7 +245,7 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
                 emit(r, step, name, l, angular_at(&a, l, n));
             }
         say(r, "angular: distance matrix over %lld tokens", (long long)a.tokens);
-        int rc = write_analysis(r, angular_to_json(&a), "angular.json", err, errlen);
+        int rc = fio_write_json(angular_to_json(&a), analysis_dir, "angular.json", err, errlen);
         angular_free(&a);
         if (rc)
             return -1;

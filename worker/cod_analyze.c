@@ -45,48 +45,30 @@ static void usage(FILE *f)
 /* The spec a checkpoint was trained with, from its state.json. */
 static int load_spec(const char *ckpt, struct job_spec *s, char *err, size_t errlen)
 {
-    char path[4400];
-    snprintf(path, sizeof(path), "%s/state.json", ckpt);
-    json_error_t je;
-    json_t *state = json_load_file(path, 0, &je);
-    if (!state) {
-        snprintf(err, errlen, "%s: not a cod checkpoint (%s)", path, je.text);
+    struct train_state st;
+    json_t *spec;
+    if (checkpoint_read_state(ckpt, &st, &spec, err, errlen))
         return -1;
-    }
     struct spec_error se;
-    json_t *spec = json_object_get(state, "spec");
     int rc = 0;
-    if (!spec) {
-        snprintf(err, errlen, "%s: no \"spec\" field", path);
-        rc = -1;
-    } else if (spec_from_json(spec, s, &se)) {
-        snprintf(err, errlen, "%s: spec: %s: %s", path, se.field, se.message);
+    if (spec_from_json(spec, s, &se)) {
+        snprintf(err, errlen, "%s/state.json: spec: %s: %s", ckpt, se.field, se.message);
         rc = -1;
     } else if (s->model.vocab <= 0) {
-        snprintf(err, errlen, "%s: the spec does not record the vocabulary size", path);
+        snprintf(err, errlen, "%s/state.json: the spec does not record the vocabulary size", ckpt);
         rc = -1;
     }
-    json_decref(state);
+    json_decref(spec);
     return rc;
 }
 
+/* Writes DIR/NAME and says where. */
 static int write_json(json_t *j, const char *dir, const char *name, char *err, size_t errlen)
 {
-    char path[4400];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    if (!j) {
-        snprintf(err, errlen, "out of memory building %s", path);
+    if (fio_write_json(j, dir, name, err, errlen))
         return -1;
-    }
-    int rc = fio_mkdir_p(dir, err, errlen);
-    if (rc == 0 && (json_dump_file(j, path, JSON_INDENT(2)) != 0 || fio_fsync_path(path) != 0)) {
-        snprintf(err, errlen, "%s: cannot write", path);
-        rc = -1;
-    }
-    json_decref(j);
-    if (rc == 0)
-        printf("wrote %s\n", path);
-    return rc;
+    printf("wrote %s/%s\n", dir, name);
+    return 0;
 }
 
 static void print_prune(const struct prune_result *r)
