@@ -12,13 +12,19 @@ REL      = $(BASE) -O3 $(ARCH) -g
 SAN      = $(BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LIBS     = -lopenblas -ljansson -lpcre2-8 -lm -fopenmp -lpthread
 
-MAINS    = worker/cod_train.c worker/cod_analyze.c prep/cod_prep.c daemon/main.c
+MAINS    = worker/cod_train.c worker/cod_analyze.c worker/cod_worker.c prep/cod_prep.c daemon/main.c
 CORE_SRC = $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
 PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
 LIB_SRC  = $(CORE_SRC) $(PREP_SRC)
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 SERVER_SRC  = $(wildcard schema/*.c api/*.c) $(filter-out $(MAINS),$(wildcard daemon/*.c))
 SERVER_LIBS = -lmicrohttpd -lsqlite3
+# The HTTP client (libcurl) that cod-worker and the cod CLI share.
+CLIENT_SRC  = clients/http_client.c
+CLIENT_LIBS = -lcurl
+# cod-worker's own code: lease loop, heartbeat, report spool.
+WORKER_SRC  = $(filter-out $(MAINS),$(wildcard worker/*.c))
+CLI_SRC     = $(wildcard clients/cli/*.c)
 TEST_SRC = $(wildcard tests/unit/test_*.c)
 BENCH_SRC= $(wildcard bench/bench_*.c)
 
@@ -28,8 +34,13 @@ SAN_LIB   = $(call obj,san,$(LIB_SRC))
 SAN64_LIB = $(call obj,san64,$(LIB_SRC))
 REL_SERVER = $(call obj,rel,$(SERVER_SRC))
 SAN_SERVER = $(call obj,san,$(SERVER_SRC))
+REL_WORKER = $(call obj,rel,$(WORKER_SRC) $(CLIENT_SRC))
+SAN_WORKER = $(call obj,san,$(WORKER_SRC) $(CLIENT_SRC))
 
-PROGRAMS = bin/cod-train bin/cod-analyze bin/cod-prep bin/cod-server
+PROGRAMS = bin/cod-train bin/cod-analyze bin/cod-prep bin/cod-server bin/cod-worker
+ifneq ($(strip $(CLI_SRC)),)
+PROGRAMS += bin/cod
+endif
 TESTS    = $(patsubst tests/unit/%.c,build/tests/%,$(TEST_SRC))
 BENCHES  = $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
@@ -47,13 +58,21 @@ endif
 
 all: $(PROGRAMS) $(CUDA_OBJ)
 
-bin/cod-train: build/rel/worker/cod_train.o $(REL_LIB) $(CUDA_OBJ)
+bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
 
 bin/cod-analyze: build/rel/worker/cod_analyze.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(CUDA_OBJ)
+	@mkdir -p bin
+	$(CC) $(REL) -o $@ $^ $(LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
+
+bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC))
+	@mkdir -p bin
+	$(CC) $(REL) -o $@ $^ -ljansson -lm $(CLIENT_LIBS)
 
 bin/cod-prep: build/rel/prep/cod_prep.o $(REL_LIB)
 	@mkdir -p bin
@@ -68,6 +87,14 @@ build/gen/schema_sql.inc: schema/schema.sql
 	@mkdir -p $(dir $@)
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 build/rel/schema/migrate.o build/san/schema/migrate.o: build/gen/schema_sql.inc
+
+# The dashboard (clients/web/) is compiled into cod-server: api/static.c
+# includes every file there as a byte array, so the binary needs no install path.
+WEB_FILES = $(shell find clients/web -type f | LC_ALL=C sort)
+build/gen/web_assets.inc: scripts/embed_web.sh $(WEB_FILES)
+	@mkdir -p $(dir $@)
+	scripts/embed_web.sh clients/web $(WEB_FILES) > $@.tmp && mv $@.tmp $@
+build/rel/api/static.o build/san/api/static.o: build/gen/web_assets.inc
 
 build/rel/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -93,6 +120,12 @@ $(SERVER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_SERVER) $(SAN_LIB
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIBS) $(SERVER_LIBS)
 
+# The worker tests link the worker's objects and libcurl.
+WORKER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_worker*.c))
+$(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LIBS) $(CLIENT_LIBS)
+
 build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
@@ -111,7 +144,8 @@ deps:
 
 build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ)
 
-test: deps
+test:
+	scripts/deps.sh test
 	$(MAKE) build-tests
 	tests/run.sh
 
@@ -127,10 +161,15 @@ bench: deps
 	$(MAKE) all $(BENCHES)
 	bench/run.sh
 
+# PREFIX and DESTDIR as usual: make install PREFIX=/usr DESTDIR=/tmp/stage
+PREFIX  ?= /usr/local
+install: all
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh
+
 clean:
 	rm -rf build bin
 
-.PHONY: all deps build-tests test corpus demo bench clean
+.PHONY: all deps build-tests test corpus demo bench install clean
 .SECONDARY:
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -6,18 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/static.h"
 #include "api/submit.h"
-
-static const char dashboard[] =
-    "<!doctype html><meta charset=utf-8><title>cod</title>"
-    "<h1>cod-server</h1><p>The coordinator of the Curse of Depth lab. JSON API under "
-    "<a href=/v1/experiments>/v1/experiments</a>, <a href=/v1/workers>/v1/workers</a>; "
-    "Prometheus at <a href=/metrics>/metrics</a>.</p>\n";
 
 enum MHD_Result h_dashboard(struct req *r, int64_t id)
 {
     (void)id;
-    return reply_text(r, 200, "text/html; charset=utf-8", dashboard, sizeof dashboard - 1);
+    return static_reply(r, "index.html");
 }
 
 enum MHD_Result h_healthz(struct req *r, int64_t id)
@@ -221,6 +216,16 @@ enum MHD_Result h_layers(struct req *r, int64_t id)
     int rc = store_layers(r->app->store, id, name ? name : "layer/out_var", step, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment or layer series");
+    return reply_json(r, 200, o);
+}
+
+enum MHD_Result h_layer_history(struct req *r, int64_t id)
+{
+    const char *name = query_str(r, "name");
+    json_t *o;
+    int rc = store_layer_history(r->app->store, id, name ? name : "layer/out_var", &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "experiment");
     return reply_json(r, 200, o);
 }
 

@@ -20,6 +20,7 @@ enum MHD_Result h_show_experiment(struct req *r, int64_t id);
 enum MHD_Result h_cancel(struct req *r, int64_t id);
 enum MHD_Result h_metrics(struct req *r, int64_t id);
 enum MHD_Result h_layers(struct req *r, int64_t id);
+enum MHD_Result h_layer_history(struct req *r, int64_t id);
 enum MHD_Result h_logs(struct req *r, int64_t id);
 enum MHD_Result h_create_sweep(struct req *r, int64_t id);
 enum MHD_Result h_show_sweep(struct req *r, int64_t id);

@@ -3,8 +3,13 @@
 
 #include <string.h>
 
+#include "api/static.h"
+
+/* The dashboard's page and files need no token: they hold no data, and the
+ * page asks the user for one when the API answers 401. */
 static const struct route routes[] = {
-    {"GET", "/", h_dashboard, AUTH_CLIENT, "GET"},
+    {"GET", "/", h_dashboard, AUTH_NONE, "GET"},
+    {"GET", "/static/*", h_static, AUTH_NONE, "GET"},
     {"GET", "/healthz", h_healthz, AUTH_NONE, "GET"},
     {"GET", "/readyz", h_readyz, AUTH_CLIENT, "GET"},
     {"GET", "/metrics", h_prometheus, AUTH_CLIENT, "GET"},
@@ -14,6 +19,7 @@ static const struct route routes[] = {
     {"POST", "/v1/experiments/{id}/cancel", h_cancel, AUTH_CLIENT, "POST"},
     {"GET", "/v1/experiments/{id}/metrics", h_metrics, AUTH_CLIENT, "GET"},
     {"GET", "/v1/experiments/{id}/layers", h_layers, AUTH_CLIENT, "GET"},
+    {"GET", "/v1/experiments/{id}/layers/history", h_layer_history, AUTH_CLIENT, "GET"},
     {"GET", "/v1/experiments/{id}/logs", h_logs, AUTH_CLIENT, "GET"},
     {"POST", "/v1/sweeps", h_create_sweep, AUTH_CLIENT, "POST"},
     {"GET", "/v1/sweeps/{id}", h_show_sweep, AUTH_CLIENT, "GET"},
@@ -26,10 +32,13 @@ static const struct route routes[] = {
     {"POST", "/v1/runs/{id}/finish", h_finish, AUTH_WORKER, "POST"},
 };
 
-/* Does path fit pattern? An {id} segment takes a positive decimal integer. */
+/* Does path fit pattern? An {id} segment takes a positive decimal integer;
+ * a final * takes the rest of the path, at least one character. */
 static int fits(const char *pattern, const char *path, int64_t *id)
 {
     while (*pattern && *path) {
+        if (!strcmp(pattern, "*"))
+            return 1;
         if (!strncmp(pattern, "{id}", 4)) {
             int64_t v = 0;
             int digits = 0;

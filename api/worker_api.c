@@ -239,9 +239,9 @@ enum MHD_Result h_finish(struct req *r, int64_t run)
     if (bad)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     else if (!outcome || (strcmp(outcome, "succeeded") && strcmp(outcome, "failed") &&
-                          strcmp(outcome, "cancelled")))
+                          strcmp(outcome, "cancelled") && strcmp(outcome, "released")))
         ret = reply_error(r, 422, "invalid", "outcome",
-                          "outcome must be succeeded, failed or cancelled");
+                          "outcome must be succeeded, failed, cancelled or released");
     else if (reason && !json_is_string(reason))
         ret = reply_error(r, 422, "invalid", "reason", "reason must be a string");
     else {

@@ -19,8 +19,8 @@ enum q {
     Q_INSERT_WORKER, Q_WORKER, Q_WORKER_USED, Q_CLAIM, Q_INSERT_RUN, Q_START_EXP, Q_SEEN,
     Q_RUN, Q_END_RUN, Q_END_EXP, Q_EXTEND, Q_STEP,
     Q_PUT_METRIC, Q_PUT_LATEST, Q_PUT_LOG,
-    Q_LAPSED, Q_LOSE_RUN, Q_REQUEUE, Q_BUMP_COUNTER, Q_COUNTER,
-    Q_SERIES, Q_NEWEST_LAYER_STEP, Q_LAYERS, Q_LOGS, Q_SWEEP, Q_SWEEP_CELLS,
+    Q_LAPSED, Q_LOSE_RUN, Q_REQUEUE, Q_RELEASE, Q_BUMP_COUNTER, Q_COUNTER,
+    Q_SERIES, Q_NEWEST_LAYER_STEP, Q_LAYERS, Q_LAYER_HISTORY, Q_LOGS, Q_SWEEP, Q_SWEEP_CELLS,
     Q_WORKERS, Q_STATES, Q_RUNNING, Q_EXISTS,
     Q_COUNT
 };
@@ -86,6 +86,8 @@ static const char *const sql[Q_COUNT] = {
     [Q_LOSE_RUN] = "UPDATE runs SET state = 'lost' WHERE id = ?1",
     [Q_REQUEUE] = "UPDATE experiments SET state = ?2, attempts = ?3, reason = ?4, run_id = NULL,"
                   " finished = CASE WHEN ?2 = 'queued' THEN NULL ELSE ?5 END WHERE id = ?1",
+    [Q_RELEASE] = "UPDATE experiments SET state = CASE WHEN cancel_req THEN 'cancelled' ELSE 'queued' END,"
+                  " reason = ?2, run_id = NULL, finished = CASE WHEN cancel_req THEN ?3 END WHERE id = ?1",
     [Q_BUMP_COUNTER] = "UPDATE counters SET value = value + ?2 WHERE name = ?1",
     [Q_COUNTER] = "SELECT value FROM counters WHERE name = ?1",
     [Q_SERIES] = "SELECT name, step, value FROM metrics WHERE experiment_id = ?1 AND layer = -1"
@@ -94,6 +96,8 @@ static const char *const sql[Q_COUNT] = {
                             " AND layer >= 0",
     [Q_LAYERS] = "SELECT layer, value FROM metrics WHERE experiment_id = ?1 AND name = ?2"
                  " AND step = ?3 AND layer >= 0 ORDER BY layer",
+    [Q_LAYER_HISTORY] = "SELECT step, layer, value FROM metrics WHERE experiment_id = ?1"
+                        " AND name = ?2 AND layer >= 0 ORDER BY step, layer",
     [Q_LOGS] = "SELECT id, run_id, ts, line FROM logs WHERE experiment_id = ?1 AND id > ?2"
                " ORDER BY id LIMIT ?3",
     [Q_SWEEP] = "SELECT created, body FROM sweeps WHERE id = ?1",
@@ -852,16 +856,32 @@ int store_finish(struct store *st, int64_t run, const char *outcome, const char 
     int rc = read_run(c, run, now, &r);
     if (rc != ST_OK)
         return end(st, rc);
+    int release = !strcmp(outcome, "released");
     if (!r.active) {
         /* A retried finish of the same outcome is answered as the first was. */
-        int same = !strcmp(r.run_state, "ended") && !strcmp(r.exp_state, outcome);
+        int same = !strcmp(r.run_state, "ended") && (release || !strcmp(r.exp_state, outcome));
         end(st, ST_CONFLICT);
         return same ? ST_OK : ST_CONFLICT;
     }
-    if (touch_worker(c, r.worker, now) != 0 ||
-        end_experiment(c, run, r.exp, outcome, reason, now) != 0)
+    if (touch_worker(c, r.worker, now) != 0)
         return end(st, ST_ERROR);
-    return end(st, ST_OK);
+    if (!release)
+        return end(st, end_experiment(c, run, r.exp, outcome, reason, now) ? ST_ERROR : ST_OK);
+    /* Given back (the worker is stopping): queued again without spending an
+     * attempt, since nothing failed; a cancel asked meanwhile wins. */
+    char why[200];
+    snprintf(why, sizeof why, "released by worker %lld%s%s", (long long)r.worker,
+             reason ? ": " : "", reason ? reason : "");
+    sqlite3_stmt *s = S(c, Q_END_RUN);
+    if (!s)
+        return end(st, ST_ERROR);
+    sqlite3_bind_int64(s, 1, run);
+    if (exec_done(c, s) != 0 || !(s = S(c, Q_RELEASE)))
+        return end(st, ST_ERROR);
+    sqlite3_bind_int64(s, 1, r.exp);
+    sqlite3_bind_text(s, 2, why, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(s, 3, now);
+    return end(st, exec_done(c, s) == 0 ? ST_OK : ST_ERROR);
 }
 
 int store_reap(struct store *st, int *expired)
@@ -1041,6 +1061,48 @@ int store_layers(struct store *st, int64_t exp, const char *name, long step, jso
     ret = *out ? ST_OK : ST_ERROR;
 done:
     json_decref(vals);
+    reader_put(st, c);
+    return ret;
+}
+
+int store_layer_history(struct store *st, int64_t exp, const char *name, json_t **out)
+{
+    struct conn *c = reader_get(st);
+    int ret = exists(c, exp);
+    json_t *steps = json_array(), *rows = json_array();
+    if (ret != ST_OK || !steps || !rows)
+        goto done;
+    ret = ST_ERROR;
+    sqlite3_stmt *s = S(c, Q_LAYER_HISTORY);
+    if (!s)
+        goto done;
+    sqlite3_bind_int64(s, 1, exp);
+    sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+    int rc;
+    json_t *row = NULL;
+    json_int_t step = -1;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (!row || sqlite3_column_int64(s, 0) != step) {
+            step = sqlite3_column_int64(s, 0);
+            if (!(row = json_array()) || json_array_append_new(rows, row) != 0)
+                goto done;
+            json_array_append_new(steps, json_integer(step));
+        }
+        /* A layer missing at this step (block layers start at 1) stays null, so that
+         * index = layer in every row. */
+        size_t layer = (size_t)sqlite3_column_int64(s, 1);
+        while (json_array_size(row) < layer)
+            json_array_append_new(row, json_null());
+        json_array_append_new(row, col_json(s, 2));
+    }
+    if (rc != SQLITE_DONE)
+        goto done;
+    *out = json_pack("{s:I,s:s,s:O,s:O}", "experiment", (json_int_t)exp, "name", name, "steps",
+                     steps, "values", rows);
+    ret = *out ? ST_OK : ST_ERROR;
+done:
+    json_decref(steps);
+    json_decref(rows);
     reader_put(st, c);
     return ret;
 }

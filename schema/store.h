@@ -78,6 +78,8 @@ int store_reap(struct store *st, int *expired);
 int store_metrics(struct store *st, int64_t exp, const char *name, long from, long to, long every,
                   json_t **out);
 int store_layers(struct store *st, int64_t exp, const char *name, long step, json_t **out);
+/* Every step of a per-layer series: {"steps": [s…], "values": [[v of layer 0, 1, …] per step]}. */
+int store_layer_history(struct store *st, int64_t exp, const char *name, json_t **out);
 int store_logs(struct store *st, int64_t exp, int64_t after, int limit, json_t **out);
 int store_sweep(struct store *st, int64_t id, json_t **out);
 int store_workers(struct store *st, double lost_after, json_t **out);

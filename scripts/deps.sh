@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building, testing and the demo need,
-# and only those that are missing. Both README commands call it.
+# and only those that are missing. Both README commands call it;
+# `scripts/deps.sh test` adds what only the tests need (Chromium for the
+# dashboard test).
 set -euo pipefail
-pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libsqlite3-dev libmicrohttpd-dev curl nodejs npm ca-certificates)
+pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
+[ "${1:-}" = test ] && pkgs+=(chromium systemd)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -151,7 +151,8 @@ start=$(date +%s%N)
 code=$(req POST /v1/workers/$w1/lease '{"wait": 0.5}' "${WK[@]}")
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 check "long-poll: 204 after the wait ($ms ms)" bash -c "[ $code = 204 ] && [ $ms -ge 400 ] && [ $ms -lt 3000 ]"
-( req POST /v1/workers/$w1/lease '{"wait": 10}' "${WK[@]}" > "$t/lp_code"; cp "$t/body" "$t/lp_body" ) &
+# its own body file: the submission below writes $t/body at the same moment
+curl -s -m 20 -o "$t/lp_body" -w '%{http_code}' -X POST "$B/v1/workers/$w1/lease" --data-binary '{"wait": 10}' "${WK[@]}" > "$t/lp_code" &
 lp=$!
 sleep 0.3
 req POST /v1/experiments "$(spec '"name": "late"')" "${C[@]}" >/dev/null; elate=$(jget id)

@@ -4,7 +4,7 @@
 . tests/lib.sh
 t=$(mktemp -d /tmp/cod-server-XXXXXX)
 SPID=
-cleanup() { [ -n "$SPID" ] && kill -9 "$SPID" 2>/dev/null; rm -rf "$t"; }
+cleanup() { [ -n "$SPID" ] && { kill -9 "$SPID"; wait "$SPID"; } 2>/dev/null; rm -rf "$t"; }
 trap cleanup EXIT
 
 # Tiny byte-level shards for specs to point at.

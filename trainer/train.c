@@ -328,7 +328,12 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
                 spec->train.steps, loss, lr, gnorm, tokens_per_step / dt, eta);
             last_print = t;
         }
-        int stop = hooks && hooks->should_stop && hooks->should_stop(hooks->ctx);
+        int stop = hooks && hooks->should_stop ? hooks->should_stop(hooks->ctx) : TRAIN_GO_ON;
+        if (stop == TRAIN_STOP_ABANDON) {
+            say(&r, "abandoned at step %ld without a checkpoint", step);
+            rc = TRAIN_STOPPED;
+            goto out;
+        }
         if (stop || step == spec->train.steps ||
             (spec->checkpoint_every > 0 && step % spec->checkpoint_every == 0)) {
             if (save(&r, step, err, errlen))

@@ -17,7 +17,9 @@ struct train_hooks {
     void (*metric)(void *ctx, long step, const char *name, int layer, double value);
     /* progress lines and events, without a trailing newline */
     void (*log)(void *ctx, const char *line);
-    /* polled after every update: nonzero checkpoints and stops */
+    /* polled after every update: TRAIN_STOP_CHECKPOINT checkpoints and stops;
+     * TRAIN_STOP_ABANDON stops without writing (the run's directory may now
+     * belong to someone else, e.g. a worker whose lease was lost) */
     int (*should_stop)(void *ctx);
 };
 
@@ -28,6 +30,7 @@ struct train_opts {
 };
 
 enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1 };
+enum { TRAIN_GO_ON = 0, TRAIN_STOP_CHECKPOINT = 1, TRAIN_STOP_ABANDON = 2 };
 
 /* Runs the spec (validated, with its data checked) into out_dir. Returns
  * TRAIN_DONE, TRAIN_STOPPED (checkpoint written), or TRAIN_FAILED with err:

@@ -11,14 +11,12 @@
 #include <time.h>
 
 #include "kernels/ops.h"
-#ifdef COD_HAVE_CUDA
-#include "kernels/cuda/device.h"
-#endif
 #include "trainer/checkpoint.h"
 #include "trainer/default_spec.h"
 #include "trainer/fileio.h"
 #include "trainer/spec.h"
 #include "trainer/train.h"
+#include "worker/device.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -31,7 +29,7 @@ static void on_signal(int sig)
 static int should_stop(void *ctx)
 {
     (void)ctx;
-    return stop_requested;
+    return stop_requested ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
 }
 
 static void log_line(void *ctx, const char *line)
@@ -112,22 +110,9 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dev = device ? device : spec.device;
-    if (strncmp(dev, "cuda", 4) == 0) {
-#ifdef COD_HAVE_CUDA
-        char why[256];
-        int index = dev[4] == ':' ? atoi(dev + 5) : 0;
-        if (cuda_probe(index, why, sizeof(why)) != 0)
-            fprintf(stderr, "cod-train: device %s: %s\n", dev, why);
-        else
-            fprintf(stderr, "cod-train: device %s: %s, but the CUDA trainer is not built yet\n",
-                    dev, why);
-#else
-        fprintf(stderr, "cod-train: device %s: this build has no CUDA backend (no nvcc)\n", dev);
-#endif
-        return 2;
-    }
-    if (strcmp(dev, "cpu") != 0 && strcmp(dev, "any") != 0) {
-        fprintf(stderr, "cod-train: --device %s: expected cpu or cuda:N\n", dev);
+    const struct ops *ops;
+    if (device_backend(dev, &ops, err, sizeof(err)) != 0) {
+        fprintf(stderr, "cod-train: %s\n", err);
         return 2;
     }
     if (threads > 0)
@@ -148,7 +133,7 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    struct train_opts opts = {.ops = &ops_cpu, .resume = resume, .progress_seconds = progress};
+    struct train_opts opts = {.ops = ops, .resume = resume, .progress_seconds = progress};
     struct train_hooks hooks = {.ctx = NULL, .log = log_line, .should_stop = should_stop};
     int rc = train_run(&spec, out, &opts, &hooks, err, sizeof(err));
     if (rc == TRAIN_FAILED) {

@@ -1,0 +1,20 @@
+/* Values from the server's JSON as short human text. */
+#ifndef COD_CLI_FORMAT_H
+#define COD_CLI_FORMAT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* A scalar: "-" for null or missing, integers as they are, reals to four
+ * significant digits, strings unquoted, anything else as compact JSON.
+ * Returns buf. */
+const char *fmt_value(const json_t *v, char *buf, size_t n);
+/* Seconds as "42s", "12m30s", "3h05m", "2d04h". Returns buf. */
+const char *fmt_duration(double s, char *buf, size_t n);
+/* A Unix time (JSON number) as local "YYYY-MM-DD HH:MM:SS", "-" for null. */
+const char *fmt_time(const json_t *v, char *buf, size_t n);
+
+/* How many columns s takes on a terminal: its UTF-8 code points. */
+int text_width(const char *s);
+
+#endif

@@ -1,0 +1,272 @@
+/* cod ls, show, workers and cancel: the server's views as tables. */
+#include <stdio.h>
+#include <string.h>
+
+#include "clients/cli/args.h"
+#include "clients/cli/format.h"
+#include "clients/cli/table.h"
+
+static const char ls_usage[] =
+    "usage: cod ls [--state S] [--norm N] [--model M] [--sweep ID] [--limit N]\n"
+    "              [--cursor C | --all] [--json]\n"
+    "Lists experiments, newest first: one page of --limit (default 50; the\n"
+    "cursor of the next page is told on stderr), or every page with --all.\n"
+    "S is queued, running, succeeded, failed or cancelled.\n";
+
+static const char show_usage[] = "usage: cod show ID [--json]\n"
+                                 "An experiment: state, progress, attempts, worker, latest metrics.\n";
+
+static const char workers_usage[] = "usage: cod workers [--json]\n"
+                                    "Workers: device, capacity, state, heartbeat age, experiments.\n";
+
+static const char cancel_usage[] =
+    "usage: cod cancel ID... [--json]\n"
+    "Cancels experiments: a queued one at once, a running one at its next\n"
+    "heartbeat. Exit 1 if the server refused any (e.g. one already finished).\n";
+
+static int print_experiments(const struct cli *c, const json_t *list)
+{
+    static const char *const head[] = {"ID", "NAME", "MODEL", "NORM", "DEVICE",
+                                       "STATE", "STEP", "PROGRESS", "WORKER"};
+    struct table t;
+    table_init(&t, 9);
+    for (int i = 0; i < 9; i++)
+        table_add(&t, "%s", head[i]);
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e) {
+        char a[64], b[64];
+        table_add(&t, "%s", fmt_value(json_object_get(e, "id"), a, 64));
+        table_add(&t, "%s", jstr(e, "name"));
+        table_add(&t, "%s", jstr(e, "model"));
+        table_add(&t, "%s", jstr(e, "norm"));
+        table_add(&t, "%s", jstr(e, "device"));
+        table_add(&t, "%s%s", jstr(e, "state"),
+                  json_is_true(json_object_get(e, "cancel_requested")) &&
+                          !strcmp(jstr(e, "state"), "running")
+                      ? " (cancelling)"
+                      : "");
+        table_add(&t, "%s/%s", fmt_value(json_object_get(e, "step"), a, 64),
+                  fmt_value(json_object_get(e, "steps"), b, 64));
+        table_add(&t, "%.1f%%", 100 * json_number_value(json_object_get(e, "progress")));
+        table_add(&t, "%s", fmt_value(json_object_get(e, "worker"), a, 64));
+    }
+    return table_print(c, &t, 0);
+}
+
+int cmd_ls(struct cli *c, int argc, char **argv)
+{
+    const char *state = NULL, *norm = NULL, *model = NULL, *cursor = NULL;
+    long sweep = 0, limit = 50;
+    int all = 0, npos;
+    const struct opt opts[] = {OPTS_COMMON(c),
+                               {"--state", OPT_STR, &state},
+                               {"--norm", OPT_STR, &norm},
+                               {"--model", OPT_STR, &model},
+                               {"--sweep", OPT_LONG, &sweep},
+                               {"--limit", OPT_LONG, &limit},
+                               {"--cursor", OPT_STR, &cursor},
+                               {"--all", OPT_FLAG, &all},
+                               {0}};
+    int rc = cli_args(c, argc, argv, opts, &npos, ls_usage, 0, 0);
+    if (rc != ARGS_GO)
+        return rc;
+    char base[2048] = "/v1/experiments", num[32];
+    snprintf(num, sizeof num, "%ld", limit);
+    rc = query_add(c, base, sizeof base, "limit", num);
+    if (sweep) {
+        snprintf(num, sizeof num, "%ld", sweep);
+        rc = rc ? rc : query_add(c, base, sizeof base, "sweep", num);
+    }
+    rc = rc ? rc : query_add(c, base, sizeof base, "state", state);
+    rc = rc ? rc : query_add(c, base, sizeof base, "norm", norm);
+    rc = rc ? rc : query_add(c, base, sizeof base, "model", model);
+    json_t *acc = json_array(), *page = NULL;
+    char cur[64];
+    if (!acc && !rc)
+        rc = fail(c, EXIT_REFUSED, "out of memory");
+    /* Each page asks for the ones older than the cursor the last one gave. */
+    do {
+        char path[2200];
+        snprintf(path, sizeof path, "%s", base);
+        json_decref(page);
+        page = NULL;
+        rc = rc ? rc : query_add(c, path, sizeof path, "cursor", cursor);
+        rc = rc ? rc : api_call(c, "GET", path, NULL, 0, &page);
+        if (rc)
+            break;
+        json_array_extend(acc, json_object_get(page, "experiments"));
+        const char *next = json_string_value(json_object_get(page, "next_cursor"));
+        cursor = next && snprintf(cur, sizeof cur, "%s", next) < (int)sizeof cur ? cur : NULL;
+    } while (all && cursor);
+    if (!rc && c->json && all)
+        json_object_set(page, "experiments", acc);
+    if (!rc && c->json)
+        rc = print_json(c, page);
+    else if (!rc) {
+        rc = print_experiments(c, acc);
+        if (!rc && cursor)
+            fprintf(stderr, "more: --cursor %s for the next page, or --all\n", cursor);
+    }
+    json_decref(acc);
+    json_decref(page);
+    return rc;
+}
+
+/* One "  key  value" line of show, skipped when the value is null. */
+static void field(const char *key, const json_t *v, const char *text)
+{
+    if (v && !json_is_null(v))
+        printf("  %-10s %s\n", key, text);
+}
+
+static int print_experiment(const struct cli *c, const json_t *e)
+{
+    char a[64], b[64], line[256];
+    const json_t *spec = json_object_get(e, "spec"), *train = json_object_get(spec, "train");
+    printf("experiment %s: %s\n", fmt_value(json_object_get(e, "id"), a, 64), jstr(e, "name"));
+    snprintf(line, sizeof line, "%s, step %s of %s (%.1f%%)%s", jstr(e, "state"),
+             fmt_value(json_object_get(e, "step"), a, 64),
+             fmt_value(json_object_get(e, "steps"), b, 64),
+             100 * json_number_value(json_object_get(e, "progress")),
+             json_is_true(json_object_get(e, "cancel_requested")) ? ", cancel requested" : "");
+    field("state", json_object_get(e, "state"), line);
+    field("model", json_object_get(e, "model"), jstr(e, "model"));
+    field("norm", json_object_get(e, "norm"), jstr(e, "norm"));
+    field("device", json_object_get(e, "device"), jstr(e, "device"));
+    char lr[32], sl[32], bs[32];
+    snprintf(line, sizeof line, "lr %s, seq_len %s, batch %s seqs",
+             fmt_value(json_object_get(train, "lr"), lr, 32),
+             fmt_value(json_object_get(train, "seq_len"), sl, 32),
+             fmt_value(json_object_get(train, "batch_seqs"), bs, 32));
+    field("train", train, line);
+    snprintf(line, sizeof line, "%s of %s", fmt_value(json_object_get(e, "attempts"), a, 64),
+             fmt_value(json_object_get(e, "max_attempts"), b, 64));
+    field("attempts", json_object_get(e, "attempts"), line);
+    field("priority", json_object_get(e, "priority"),
+          fmt_value(json_object_get(e, "priority"), a, 64));
+    snprintf(line, sizeof line, "%s (run %s)", fmt_value(json_object_get(e, "worker"), a, 64),
+             fmt_value(json_object_get(e, "run"), b, 64));
+    field("worker", json_object_get(e, "worker"), line);
+    field("sweep", json_object_get(e, "sweep"), fmt_value(json_object_get(e, "sweep"), a, 64));
+    static const char *const times[] = {"created", "started", "finished"};
+    for (int i = 0; i < 3; i++)
+        field(times[i], json_object_get(e, times[i]),
+              fmt_time(json_object_get(e, times[i]), a, 64));
+    field("reason", json_object_get(e, "reason"), jstr(e, "reason"));
+    const json_t *latest = json_object_get(e, "latest");
+    if (!json_object_size(latest))
+        return 0;
+    printf("latest metrics:\n");
+    struct table t;
+    table_init(&t, 3);
+    table_add(&t, "NAME");
+    table_add(&t, "STEP");
+    table_add(&t, "VALUE");
+    const char *k;
+    json_t *m;
+    json_object_foreach((json_t *)latest, k, m) {
+        table_add(&t, "%s", k);
+        table_add(&t, "%s", fmt_value(json_object_get(m, "step"), a, 64));
+        table_add(&t, "%s", fmt_value(json_object_get(m, "value"), a, 64));
+    }
+    return table_print(c, &t, 2);
+}
+
+/* GET path, then the answer as JSON with --json, else through human(). */
+static int get_and_print(struct cli *c, const char *path,
+                         int (*human)(const struct cli *, const json_t *))
+{
+    json_t *o;
+    int rc = api_call(c, "GET", path, NULL, 0, &o);
+    if (!rc)
+        rc = c->json ? print_json(c, o) : human(c, o);
+    json_decref(o);
+    return rc;
+}
+
+int cmd_show(struct cli *c, int argc, char **argv)
+{
+    int npos;
+    long id;
+    const struct opt opts[] = {OPTS_COMMON(c), {0}};
+    int rc = cli_args(c, argc, argv, opts, &npos, show_usage, 1, 1);
+    if (rc != ARGS_GO || (rc = id_arg(c, argv[0], &id)))
+        return rc;
+    char path[64];
+    snprintf(path, sizeof path, "/v1/experiments/%ld", id);
+    return get_and_print(c, path, print_experiment);
+}
+
+static int print_workers(const struct cli *c, const json_t *answer)
+{
+    static const char *const head[] = {"ID",    "NAME",      "DEVICE",
+                                       "SLOTS", "STATE",     "HEARTBEAT",
+                                       "EXPERIMENTS"};
+    struct table t;
+    table_init(&t, 7);
+    for (int i = 0; i < 7; i++)
+        table_add(&t, "%s", head[i]);
+    size_t i, j;
+    json_t *w, *x;
+    json_array_foreach(json_object_get(answer, "workers"), i, w) {
+        char a[64], exps[256] = "";
+        size_t len = 0;
+        table_add(&t, "%s", fmt_value(json_object_get(w, "id"), a, 64));
+        table_add(&t, "%s", jstr(w, "name"));
+        table_add(&t, "%s", jstr(w, "device"));
+        table_add(&t, "%s", fmt_value(json_object_get(w, "capacity"), a, 64));
+        table_add(&t, "%s", jstr(w, "state"));
+        table_add(&t, "%s ago",
+                  fmt_duration(json_number_value(json_object_get(w, "heartbeat_age_s")), a, 64));
+        json_array_foreach(json_object_get(w, "experiments"), j, x) {
+            int n = snprintf(exps + len, sizeof exps - len, "%s%s", j ? "," : "",
+                             fmt_value(x, a, 64));
+            if (n < 0 || (size_t)n >= sizeof exps - len)
+                break;
+            len += (size_t)n;
+        }
+        table_add(&t, "%s", len ? exps : "-");
+    }
+    return table_print(c, &t, 0);
+}
+
+int cmd_workers(struct cli *c, int argc, char **argv)
+{
+    int npos;
+    const struct opt opts[] = {OPTS_COMMON(c), {0}};
+    int rc = cli_args(c, argc, argv, opts, &npos, workers_usage, 0, 0);
+    return rc != ARGS_GO ? rc : get_and_print(c, "/v1/workers", print_workers);
+}
+
+int cmd_cancel(struct cli *c, int argc, char **argv)
+{
+    int npos;
+    const struct opt opts[] = {OPTS_COMMON(c), {0}};
+    int rc = cli_args(c, argc, argv, opts, &npos, cancel_usage, 1, -1);
+    if (rc != ARGS_GO)
+        return rc;
+    long id;
+    for (int i = 0; i < npos; i++)
+        if ((rc = id_arg(c, argv[i], &id)))
+            return rc;
+    /* Every id is tried; the first failure decides the exit code. */
+    int first = EXIT_OK;
+    for (int i = 0; i < npos; i++) {
+        char path[96];
+        id_arg(c, argv[i], &id);
+        snprintf(path, sizeof path, "/v1/experiments/%ld/cancel", id);
+        json_t *e;
+        int one = api_call(c, "POST", path, NULL, 0, &e);
+        if (!one && c->json)
+            one = print_json(c, e);
+        else if (!one && !strcmp(jstr(e, "state"), "cancelled"))
+            printf("experiment %ld cancelled\n", id);
+        else if (!one)
+            printf("experiment %ld: cancel requested, it stops at its next heartbeat\n", id);
+        json_decref(e);
+        if (!first)
+            first = one;
+    }
+    return first;
+}

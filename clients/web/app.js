@@ -1,0 +1,436 @@
+// The cod dashboard: polls cod-server's JSON API and draws what it answers.
+// Plain browser JavaScript, no build step; charts by uPlot (vendor/).
+'use strict';
+
+const POLL_MS = 3000;
+const FETCH_TIMEOUT_MS = 10000;
+const MAX_POINTS = 2000;  // a loss curve is downsampled to about this many points
+const COLORS = ['#2f6fde', '#d9480f', '#2b8a3e', '#ae3ec9', '#e67700', '#0c8599',
+  '#c2255c', '#5c940d', '#364fc7', '#862e9c'];
+
+const $ = (id) => document.getElementById(id);
+// Steps and layers are integers: ticks at 1, 2, 5 × 10^k, never between.
+const INT_TICKS = [0, 1, 2, 3, 4, 5, 6, 7].flatMap((k) => [1, 2, 5].map((m) => m * 10 ** k));
+
+const state = {
+  token: localStorage.getItem('cod.token') || '',
+  experiments: [],
+  selected: selectionFromHash(),   // ids, in the order clicked
+  focus: null,                     // the experiment shown over steps
+  layerStep: null,                 // null: follow the newest step
+  layerSteps: [],                  // the steps the slider runs over
+  series: new Map(),               // id -> {key, loss, ppl, outVar, gradNorm}
+  sweeps: new Map(),               // sweep id -> its table
+  charts: new Map(),               // element id -> {plot, shape}
+  authWanted: false,
+};
+state.focus = state.selected.length ? state.selected[state.selected.length - 1] : null;
+
+class AuthError extends Error {}
+class ServerError extends Error {}
+
+function selectionFromHash() {
+  const m = /sel=([0-9,]+)/.exec(location.hash);
+  return m ? m[1].split(',').filter(Boolean).map(Number) : [];
+}
+
+function colorOf(id) {
+  const i = state.selected.indexOf(id);
+  return COLORS[(i < 0 ? 0 : i) % COLORS.length];
+}
+
+// ---- the API
+
+async function api(path) {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), FETCH_TIMEOUT_MS);
+  const headers = state.token ? { Authorization: 'Bearer ' + state.token } : {};
+  let res;
+  try {
+    res = await fetch(path, { headers, signal: ctl.signal, cache: 'no-store' });
+  } finally {
+    clearTimeout(timer);
+  }
+  if (res.status === 401) throw new AuthError('token refused');
+  if (res.status === 404) return null;
+  if (!res.ok) throw new ServerError(`${path}: HTTP ${res.status}`);
+  return res.json();
+}
+
+// ---- polling: one round fetches everything; errors show a banner and the
+// next round simply tries again, so a restarted server is picked up silently.
+
+async function poll() {
+  try {
+    await refresh();
+    setBanner(null);
+    showLogin(false);
+    $('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+  } catch (e) {
+    if (e instanceof AuthError) {
+      setBanner(null);  // it answered: reachable, only the token is wanting
+      showLogin(true);
+    } else setBanner(e instanceof ServerError ? 'Server error (' + e.message + '), retrying…'
+      : 'Server unreachable, retrying…');
+  }
+  setTimeout(poll, POLL_MS);
+}
+
+async function refresh() {
+  const [list, workers] = await Promise.all([
+    api('/v1/experiments?limit=1000'),
+    api('/v1/workers'),
+  ]);
+  state.experiments = list ? list.experiments : [];
+  $('exp-count').textContent = state.experiments.length + ' experiments' +
+    (list && list.next_cursor ? ' (the newest 1000)' : '');
+  const known = new Set(state.experiments.map((e) => e.id));
+  state.selected = state.selected.filter((id) => known.has(id));
+  renderExperiments();
+  renderWorkers(workers ? workers.workers : []);
+  await Promise.all([refreshSeries(), refreshSweeps()]);
+  renderCharts();
+  renderSweeps();
+}
+
+// Curves of the selected experiments, fetched again only when their step or
+// state moved.
+async function refreshSeries() {
+  const byId = new Map(state.experiments.map((e) => [e.id, e]));
+  for (const id of state.series.keys())
+    if (!state.selected.includes(id)) state.series.delete(id);
+  await Promise.all(state.selected.map(async (id) => {
+    const e = byId.get(id);
+    const key = e.state + ':' + e.step;
+    const old = state.series.get(id);
+    if (old && old.key === key) return;
+    const every = Math.max(1, Math.floor((e.step || 0) / MAX_POINTS));
+    const base = '/v1/experiments/' + id;
+    const [loss, ppl, outVar, gradNorm] = await Promise.all([
+      api(base + '/metrics?name=train/loss&every=' + every),
+      api(base + '/metrics?name=eval/ppl'),
+      api(base + '/layers/history?name=layer/out_var'),
+      api(base + '/layers/history?name=layer/grad_norm'),
+    ]);
+    state.series.set(id, {
+      key,
+      loss: (loss && loss.series['train/loss']) || [],
+      ppl: (ppl && ppl.series['eval/ppl']) || [],
+      outVar: outVar || { steps: [], values: [] },
+      gradNorm: gradNorm || { steps: [], values: [] },
+    });
+  }));
+}
+
+async function refreshSweeps() {
+  const ids = [...new Set(state.experiments.map((e) => e.sweep).filter((s) => s))];
+  const tables = await Promise.all(ids.map((id) => api('/v1/sweeps/' + id)));
+  state.sweeps = new Map();
+  ids.forEach((id, i) => tables[i] && state.sweeps.set(id, tables[i]));
+}
+
+// ---- banner and token
+
+function setBanner(text) {
+  const b = $('banner');
+  b.hidden = !text;
+  if (text) b.textContent = text;
+}
+
+function showLogin(show) {
+  const form = $('login');
+  if (show && form.hidden) {
+    $('login-note').textContent = state.token ? 'the token was refused' : '';
+    form.hidden = false;
+    $('token').focus();
+  } else if (!show) {
+    form.hidden = true;
+  }
+}
+
+$('login').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  state.token = $('token').value.trim();
+  localStorage.setItem('cod.token', state.token);
+  $('login').hidden = true;
+  refresh().then(() => setBanner(null), () => {});
+});
+
+// ---- tables
+
+function el(tag, attrs, ...children) {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === 'class') n.className = v;
+    else if (k.startsWith('data-')) n.setAttribute(k, v);
+    else n[k] = v;
+  }
+  for (const c of children) n.append(c instanceof Node ? c : String(c ?? ''));
+  return n;
+}
+
+const stateTag = (s) => el('span', { class: 'state ' + s }, s);
+
+function matchesFilter(e) {
+  const st = $('state-filter').value;
+  if (st && e.state !== st) return false;
+  const words = $('filter').value.toLowerCase().split(/\s+/).filter(Boolean);
+  const hay = [e.id, e.name, e.model, e.norm, e.device, e.state, e.worker, e.sweep && 'sweep' + e.sweep]
+    .join(' ').toLowerCase();
+  return words.every((w) => hay.includes(w));
+}
+
+function renderExperiments() {
+  const body = $('experiments').tBodies[0];
+  const rows = state.experiments.filter(matchesFilter).map((e) => {
+    const pct = Math.round(100 * (e.progress || 0));
+    const tr = el('tr', { 'data-id': e.id },
+      el('td', {}, e.id),
+      el('td', {}, e.name || ''),
+      el('td', {}, e.model),
+      el('td', {}, e.norm),
+      el('td', {}, e.device),
+      el('td', {}, stateTag(e.state), e.cancel_requested && e.state === 'running' ? ' (cancelling)' : ''),
+      el('td', {}, el('span', { class: 'progress' }, el('span', { style: `width:${pct}%` })),
+        `${e.step ?? 0}/${e.steps}`),
+      el('td', {}, `${e.attempts}/${e.max_attempts}`),
+      el('td', {}, e.sweep ?? ''),
+      el('td', {}, e.worker ?? ''),
+      el('td', { class: 'reason', title: e.reason || '' }, e.reason || ''));
+    if (state.selected.includes(e.id)) {
+      tr.classList.add('selected');
+      tr.style.setProperty('--swatch', colorOf(e.id));
+    }
+    return tr;
+  });
+  body.replaceChildren(...rows);
+}
+
+$('experiments').tBodies[0].addEventListener('click', (ev) => {
+  const tr = ev.target.closest('tr[data-id]');
+  if (tr) toggle(Number(tr.dataset.id));
+});
+
+function toggle(id) {
+  const i = state.selected.indexOf(id);
+  if (i >= 0) {
+    state.selected.splice(i, 1);
+    if (state.focus === id) state.focus = state.selected[state.selected.length - 1] ?? null;
+  } else {
+    state.selected.push(id);
+    state.focus = id;
+  }
+  history.replaceState(null, '', state.selected.length ? '#sel=' + state.selected.join(',') : '#');
+  renderExperiments();
+  redraw();
+}
+
+async function redraw() {
+  try {
+    await refreshSeries();
+  } catch (e) {
+    return;  // the next poll shows what is wrong
+  }
+  renderCharts();
+  renderSweeps();
+}
+
+$('clear-selection').addEventListener('click', () => {
+  state.selected = [];
+  state.focus = null;
+  history.replaceState(null, '', '#');
+  renderExperiments();
+  renderCharts();
+  renderSweeps();
+});
+$('filter').addEventListener('input', renderExperiments);
+$('state-filter').addEventListener('change', renderExperiments);
+
+function age(s) {
+  if (s < 90) return Math.round(s) + ' s ago';
+  if (s < 5400) return Math.round(s / 60) + ' min ago';
+  return Math.round(s / 3600) + ' h ago';
+}
+
+function renderWorkers(workers) {
+  $('workers').tBodies[0].replaceChildren(...workers.map((w) => el('tr', {},
+    el('td', {}, w.id),
+    el('td', {}, w.name || ''),
+    el('td', {}, w.device),
+    el('td', {}, w.capacity),
+    el('td', {}, stateTag(w.state)),
+    el('td', {}, age(w.heartbeat_age_s)),
+    el('td', {}, (w.experiments || []).join(', ')))));
+  if (!workers.length)
+    $('workers').tBodies[0].replaceChildren(el('tr', {}, el('td', { colSpan: 7, class: 'note' }, 'No workers registered.')));
+}
+
+// A sweep as a grid: the last grid key across, the others down; each cell
+// holds its final eval/ppl, the best of the sweep in bold; a click selects it.
+function renderSweeps() {
+  const box = $('sweeps');
+  if (!state.sweeps.size) {
+    box.replaceChildren(el('p', { class: 'note' }, 'No sweeps yet.'));
+    return;
+  }
+  box.replaceChildren(...[...state.sweeps.values()].sort((a, b) => b.id - a.id).map(sweepTable));
+}
+
+function sweepTable(sw) {
+  const keys = Object.keys(sw.grid || {});
+  const across = keys[keys.length - 1];
+  const down = keys.slice(0, -1);
+  const fmt = (v) => typeof v === 'string' ? v : JSON.stringify(v);
+  const rowKey = (p) => down.map((k) => fmt(p[k])).join(' · ');
+  const cols = across ? sw.grid[across].map(fmt) : [''];
+  const rows = new Map();
+  for (const c of sw.cells) {
+    const p = c.params || {};
+    const rk = rowKey(p);
+    if (!rows.has(rk)) rows.set(rk, new Map());
+    rows.get(rk).set(across ? fmt(p[across]) : '', c);
+  }
+  const ppls = sw.cells.map((c) => c['eval/ppl']).filter((v) => typeof v === 'number');
+  const best = ppls.length ? Math.min(...ppls) : null;
+  const head = el('tr', {}, el('th', {}, down.join(' · ') || ''),
+    ...cols.map((c) => el('th', {}, across ? `${across} = ${c}` : 'eval/ppl')));
+  const body = [...rows.entries()].map(([rk, cells]) => el('tr', {}, el('th', {}, rk),
+    ...cols.map((col) => {
+      const c = cells.get(col);
+      if (!c) return el('td', {}, '');
+      const v = c['eval/ppl'];
+      const td = el('td', { class: 'cell' + (v === best && v !== null ? ' best' : ''), title: 'experiment ' + c.experiment },
+        typeof v === 'number' ? v.toFixed(2) : '–', stateTag(c.state));
+      if (state.selected.includes(c.experiment)) td.style.background = 'var(--sel)';
+      td.addEventListener('click', () => toggle(c.experiment));
+      return td;
+    })));
+  return el('div', { class: 'sweep' },
+    el('h3', {}, `Sweep ${sw.id}: final eval/ppl of ${sw.cells.length} cells`),
+    el('table', { class: 'grid' }, el('thead', {}, head), el('tbody', {}, ...body)));
+}
+
+// ---- charts
+
+// Joins [[x, y], …] series on their x values, for uPlot's columnar data.
+function join(seriesList) {
+  const xs = [...new Set(seriesList.flatMap((s) => s.map((p) => p[0])))].sort((a, b) => a - b);
+  const index = new Map(xs.map((x, i) => [x, i]));
+  const ys = seriesList.map((s) => {
+    const col = new Array(xs.length).fill(null);
+    for (const [x, y] of s) col[index.get(x)] = y;
+    return col;
+  });
+  return [xs, ...ys];
+}
+
+// On a log axis a value that is not positive has no place: it becomes a gap.
+const positive = (col) => col.map((v) => (typeof v === 'number' && v > 0 ? v : null));
+
+// Draws (or updates) one chart; data = [xs, ...ys]. The container carries
+// data-series and data-points, what a reader (or a test) can check.
+function chart(id, { xLabel, series, data, log, points }) {
+  const box = $(id);
+  box.dataset.series = series.length;
+  box.dataset.points = series.length ? data[0].length : 0;
+  const shape = JSON.stringify([series, log]);
+  const old = state.charts.get(id);
+  if (!series.length || !data[0].length) {
+    if (old) old.plot.destroy();
+    state.charts.delete(id);
+    box.replaceChildren(el('div', { class: 'empty' },
+      state.selected.length ? 'No points yet.' : 'Select experiments in the table above.'));
+    return;
+  }
+  if (log) data = [data[0], ...data.slice(1).map(positive)];
+  if (old && old.shape === shape) {
+    old.plot.setData(data);
+    return;
+  }
+  if (old) old.plot.destroy();
+  box.replaceChildren();
+  const opts = {
+    width: Math.max(300, box.clientWidth),
+    height: 260,
+    scales: { x: { time: false }, y: log ? { distr: 3, log: 10 } : {} },
+    axes: [{ label: xLabel, incrs: INT_TICKS }, { size: 60 }],
+    series: [{ label: xLabel }, ...series.map((s) => ({
+      label: s.label, stroke: s.color, width: 1.5, spanGaps: true,
+      points: { show: !!points, size: 6, fill: s.color },
+    }))],
+    legend: { live: true },
+  };
+  state.charts.set(id, { plot: new uPlot(opts, data, box), shape });
+}
+
+function label(id) {
+  const e = state.experiments.find((x) => x.id === id);
+  return e ? `#${id} ${e.name || ''} ${e.norm}`.replace(/\s+/g, ' ') : '#' + id;
+}
+
+function renderCharts() {
+  const ids = state.selected.filter((id) => state.series.has(id));
+  const lines = ids.map((id) => ({ label: label(id), color: colorOf(id) }));
+  const got = ids.map((id) => state.series.get(id));
+  chart('chart-loss', { xLabel: 'step', series: lines, data: join(got.map((s) => s.loss)) });
+  chart('chart-ppl', { xLabel: 'step', series: lines, data: join(got.map((s) => s.ppl)), log: true, points: true });
+  renderLayerCharts(ids, lines, got);
+}
+
+// The step slider runs over every step any selected experiment has layer
+// statistics at; each experiment shows its newest row at or before it.
+function renderLayerCharts(ids, lines, got) {
+  const steps = [...new Set(got.flatMap((s) => s.outVar.steps))].sort((a, b) => a - b);
+  const slider = $('layer-step');
+  slider.max = Math.max(0, steps.length - 1);
+  let at = steps.length ? steps[steps.length - 1] : null;
+  if (state.layerStep !== null && steps.length) {
+    at = steps.filter((s) => s <= state.layerStep).pop() ?? steps[0];
+  }
+  slider.value = at === null ? 0 : steps.indexOf(at);
+  slider.disabled = steps.length < 2;
+  $('layer-step-label').textContent = at === null ? 'no layer statistics yet'
+    : `step ${at}` + (state.layerStep === null ? ' (newest)' : '');
+  state.layerSteps = steps;
+  const rowAt = (h) => {
+    let row = null;
+    h.steps.forEach((s, i) => { if (s <= at) row = h.values[i]; });
+    return row || [];
+  };
+  const byLayer = (name) => {
+    const rows = got.map((s) => rowAt(s[name]));
+    const n = Math.max(0, ...rows.map((r) => r.length));
+    const xs = Array.from({ length: n }, (_, i) => i);
+    // grad_norm has no layer 0 (the embedding has no block): start where data does
+    const first = xs.findIndex((i) => rows.some((r) => r[i] !== null && r[i] !== undefined));
+    const from = first < 0 ? n : first;
+    return [xs.slice(from), ...rows.map((r) => xs.slice(from).map((i) => r[i] ?? null))];
+  };
+  chart('chart-outvar', { xLabel: 'layer', series: lines, data: byLayer('outVar'), log: true, points: true });
+  chart('chart-gradnorm', { xLabel: 'layer', series: lines, data: byLayer('gradNorm'), log: true, points: true });
+
+  const focus = state.series.get(state.focus) ? state.focus : ids[ids.length - 1];
+  const h = focus !== undefined && state.series.get(focus) ? state.series.get(focus).outVar : { steps: [], values: [] };
+  $('history-of').textContent = focus !== undefined ? label(focus) : 'no experiment';
+  const n = Math.max(0, ...h.values.map((r) => r.length));
+  const layerLines = Array.from({ length: n }, (_, l) => ({
+    label: 'layer ' + l, color: `hsl(${Math.round(250 - 210 * l / Math.max(1, n - 1))} 70% 45%)`,
+  }));
+  chart('chart-history', {
+    xLabel: 'step', series: layerLines, log: true,
+    data: [h.steps, ...layerLines.map((_, l) => h.values.map((r) => r[l] ?? null))],
+  });
+}
+
+$('layer-step').addEventListener('input', (ev) => {
+  const steps = state.layerSteps;
+  const i = Number(ev.target.value);
+  state.layerStep = i >= steps.length - 1 ? null : steps[i];
+  renderCharts();
+});
+
+window.addEventListener('resize', () => {
+  for (const [id, c] of state.charts) c.plot.setSize({ width: Math.max(300, $(id).clientWidth), height: 260 });
+});
+
+poll();

@@ -1,0 +1,54 @@
+# Helpers for the worker tests (tests/worker_*.sh): real cod-server, real
+# cod-workers (one thread each, so runs are bit-for-bit reproducible), and
+# node for reading JSON answers. Sourced, not a test.
+. tests/server_helpers.bash
+declare -A WPID
+cleanup_workers() { for w in "${!WPID[@]}"; do { kill -9 "${WPID[$w]}"; wait "${WPID[$w]}"; } 2>/dev/null; done; cleanup; }
+trap cleanup_workers EXIT
+
+# A spec for the worker tests: sized so a run takes a few seconds on one thread.
+wspec() { # name [data dir]
+    printf '{"name": "%s", "model": {"dim": 48, "n_layers": 3, "n_heads": 2, "ffn_dim": 128}, "data": {"train": "%s/train_*.bin", "val": "%s/train_*.bin"}, "train": {"steps": %d, "seq_len": 32, "batch_seqs": 4, "micro_batch": 4, "lr": 0.003}, "eval": {"every": 20, "tokens": 2048}, "stats": {"every": 20}, "checkpoint": {"every": %d}, "resources": {"device": "cpu"}}' \
+        "$1" "${2:-$t/data}" "${2:-$t/data}" "${STEPS:-120}" "${CKPT:-20}"
+}
+start_worker() { # name [flags]; the worker's stdout goes to $t/worker-NAME.log
+    local n=$1; shift
+    ${COD_WORKER:-bin/cod-worker} --server "$B" --work-dir "$t/work" --threads 1 --name "$n" --wait 5 "$@" \
+        >>"$t/worker-$n.log" 2>&1 &
+    WPID[$n]=$!
+}
+# restart_server: the same port and database (after a kill -9)
+restart_server() {
+    local port=${B##*:}
+    bin/cod-server --listen "127.0.0.1:$port" --db "$t/cod.db" "$@" 2>>"$t/server.log" &
+    SPID=$!
+    for _ in $(seq 200); do curl -s -m 1 "$B/healthz" >/dev/null && return 0; sleep 0.05; done
+    return 1
+}
+# js EXPR: evaluates EXPR over the JSON on stdin bound to j; arrays print one item a line
+js() {
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);const r=eval(process.argv[1]);console.log(Array.isArray(r)?r.join("\n"):r)})' "$1"
+}
+get() { curl -s -m 10 "$B$1"; }
+field() { get "/v1/experiments/$1" | js "j.$2"; } # experiment id, field path
+# wait_for SECONDS COMMAND...: polls until the command succeeds
+wait_for() {
+    local s=$1; shift
+    local end=$((SECONDS + s))
+    while [ $SECONDS -lt "$end" ]; do "$@" && return 0; sleep 0.1; done
+    return 1
+}
+state_is() { [ "$(field "$1" state)" = "$2" ]; }
+step_at_least() { [ "$(field "$1" step)" -ge "$2" ] 2>/dev/null; }
+# the train/loss curve of an experiment as "step value" lines, %.9g as metrics.jsonl writes it
+curve() { get "/v1/experiments/$1/metrics?name=${2:-train/loss}" | js "j.series['${2:-train/loss}'].map(p=>p[0]+' '+(p[1]===null?'null':Number(p[1].toPrecision(9))))"; }
+ref_curve() { # metrics.jsonl [name]
+    grep "\"name\": \"${2:-train/loss}\"" "$1" | grep -v '"layer"' |
+        sed 's/{"step": \([0-9]*\), .*"value": \([^}]*\)}/\1 \2/' | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.trim().split("\n")){const [a,b]=l.split(" ");console.log(a+" "+(b==="null"?"null":Number(Number(b).toPrecision(9))))}})'
+}
+# is NAME ACTUAL EXPECTED; an empty ACTUAL never passes (a failed command is not a match)
+is() { if [ -n "$2" ] && [ "$2" = "$3" ]; then echo "PASS $1"; else echo "FAIL $1 (got '${2:0:200}', want '${3:0:200}')"; fi; }
+# values of one per-layer metric at a step, as %.9g, space-separated
+layers_at() { get "/v1/experiments/$1/layers?name=$2&step=$3" | js "j.layers.map(l=>Number(l.value.toPrecision(9))).join(' ')"; }
+ref_layers_at() { grep "\"step\": $3, \"name\": \"$2\"" "$1" | sed 's/.*"value": \([^}]*\)}/\1/' |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(s.trim().split("\n").map(v=>Number(Number(v).toPrecision(9))).join(" ")))'; }

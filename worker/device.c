@@ -1,0 +1,34 @@
+/* Device names to backends: see device.h. */
+#include "worker/device.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef COD_HAVE_CUDA
+#include "kernels/cuda/device.h"
+#endif
+
+int device_backend(const char *device, const struct ops **ops, char *err, size_t errlen)
+{
+    *ops = NULL;
+    if (!strcmp(device, "cpu") || !strcmp(device, "any")) {
+        *ops = &ops_cpu;
+        return 0;
+    }
+    if (strncmp(device, "cuda", 4) || (device[4] && device[4] != ':')) {
+        snprintf(err, errlen, "device %s: expected cpu or cuda:N", device);
+        return -1;
+    }
+#ifdef COD_HAVE_CUDA
+    char why[256];
+    int index = device[4] == ':' ? atoi(device + 5) : 0;
+    if (cuda_probe(index, why, sizeof why) != 0)
+        snprintf(err, errlen, "device %s: %s", device, why);
+    else
+        snprintf(err, errlen, "device %s: %s, but the CUDA trainer is not built yet", device, why);
+#else
+    snprintf(err, errlen, "device %s: this build has no CUDA backend (no nvcc)", device);
+#endif
+    return -1;
+}

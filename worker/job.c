@@ -1,0 +1,155 @@
+/* One leased job: see job.h. */
+#include "worker/job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trainer/checkpoint.h"
+#include "trainer/fileio.h"
+#include "trainer/spec.h"
+#include "trainer/train.h"
+#include "worker/reporter.h"
+#include "worker/runlog.h"
+
+struct job {
+    const struct job_ctx *ctx;
+    struct reporter *rp;
+    double leased_at;
+    int first_update_seen;
+};
+
+static void on_metric(void *arg, long step, const char *name, int layer, double value)
+{
+    (void)layer, (void)value;
+    struct job *j = arg;
+    reporter_note_step(j->rp, step);
+    if (!j->first_update_seen && !strcmp(name, "train/loss")) {
+        j->first_update_seen = 1;
+        runlog_printf("first update done %.3f s after the lease", runlog_now() - j->leased_at);
+    }
+}
+
+static void on_log(void *arg, const char *line)
+{
+    (void)arg;
+    runlog_printf("%s", line);
+}
+
+static int should_stop(void *arg)
+{
+    struct job *j = arg;
+    int f = reporter_flags(j->rp);
+    if (f & REPORT_LOST)
+        return TRAIN_STOP_ABANDON;
+    return (f & REPORT_CANCEL) || *j->ctx->stop ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
+}
+
+/* Tells the server the outcome, retrying while it cannot be reached. */
+static const char *finish(const struct job_ctx *ctx, struct http_client *http, long long run,
+                          const char *outcome, const char *reason)
+{
+    char path[96], err[512];
+    snprintf(path, sizeof path, "/v1/runs/%lld/finish", run);
+    json_t *body = reason ? json_pack("{s:s,s:s}", "outcome", outcome, "reason", reason)
+                          : json_pack("{s:s}", "outcome", outcome);
+    double delay = 0.5;
+    const char *told = "lost";
+    while (body && !*ctx->stop_now) {
+        struct http_response res;
+        int rc = http_request(http, "POST", path, body, 30, &res, err, sizeof err);
+        if (rc == 0 && res.status == 200) {
+            told = outcome;
+        } else if (rc == 0 && res.status < 500) {
+            http_error_text(&res, err, sizeof err);
+            runlog_printf("finish (%s) refused: %s", outcome, err);
+        }
+        int retry = rc != 0 || res.status >= 500;
+        http_response_clear(&res);
+        if (!retry)
+            break;
+        runlog_printf("finish (%s) not delivered (%s); retrying in %.1f s", outcome, err, delay);
+        usleep((useconds_t)(delay * 1e6));
+        delay = delay < 5 ? delay * 2 : 5;
+    }
+    json_decref(body);
+    return told;
+}
+
+const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t *lease)
+{
+    struct job j = {.ctx = ctx, .leased_at = runlog_now()};
+    http_client_set_abort(http, (volatile const int *)ctx->stop_now);
+    long long run = json_integer_value(json_object_get(lease, "run"));
+    long long exp = json_integer_value(json_object_get(lease, "experiment"));
+    int attempt = (int)json_integer_value(json_object_get(lease, "attempt"));
+    double lease_s = json_number_value(json_object_get(lease, "lease_seconds"));
+    char dir[4096], logs[4200], log_path[4300], metrics_path[4200], ck[4400], err[1024];
+    snprintf(dir, sizeof dir, "%s/experiments/%lld", ctx->work_dir, exp);
+    snprintf(logs, sizeof logs, "%s/logs", dir);
+    snprintf(log_path, sizeof log_path, "%s/run-%lld.log", logs, run);
+    snprintf(metrics_path, sizeof metrics_path, "%s/metrics.jsonl", dir);
+    char reason[1200] = "";
+    if (fio_mkdir_p(logs, err, sizeof err) != 0 || runlog_open(log_path, exp, err, sizeof err)) {
+        snprintf(reason, sizeof reason, "worker cannot write its work dir: %s", err);
+        runlog_printf("run %lld: %s", run, reason);
+        return finish(ctx, http, run, "failed", reason);
+    }
+    double hb = ctx->heartbeat_s;
+    if (lease_s > 0 && hb > lease_s / 3)
+        hb = lease_s / 3;
+    struct reporter_cfg rc = {.server = ctx->server, .token = ctx->token, .run = run,
+                              .metrics_path = metrics_path, .log_path = log_path,
+                              .heartbeat_s = hb, .flush_s = ctx->flush_s,
+                              .stop_now = (volatile const int *)ctx->stop_now};
+    if (reporter_start(&rc, &j.rp, err, sizeof err) != 0) {
+        runlog_printf("run %lld: %s", run, err);
+        runlog_close();
+        return finish(ctx, http, run, "failed", err);
+    }
+    runlog_printf("leased run %lld (attempt %d) of experiment %lld; directory %s", run, attempt, exp,
+                  dir);
+    const char *outcome = "failed";
+    char *text = json_dumps(json_object_get(lease, "spec"), JSON_COMPACT);
+    struct job_spec spec;
+    struct spec_error se;
+    int resume = 0;
+    if (!text) {
+        snprintf(reason, sizeof reason, "the lease carried no spec");
+    } else if (spec_parse(text, strlen(text), &spec, &se) || spec_check_data(&spec, &se)) {
+        snprintf(reason, sizeof reason, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
+    } else if ((resume = checkpoint_latest(dir, ck, sizeof ck, err, sizeof err)) < 0) {
+        snprintf(reason, sizeof reason, "%s", err);
+    } else {
+        if (resume)
+            runlog_printf("resuming from %s", ck);
+        struct train_opts opts = {.ops = ctx->ops, .resume = resume, .progress_seconds = 5};
+        struct train_hooks hooks = {.ctx = &j, .metric = on_metric, .log = on_log,
+                                    .should_stop = should_stop};
+        int r = train_run(&spec, dir, &opts, &hooks, err, sizeof err);
+        int f = reporter_flags(j.rp);
+        if (r == TRAIN_DONE)
+            outcome = "succeeded";
+        else if (r == TRAIN_FAILED)
+            snprintf(reason, sizeof reason, "%s", err);
+        else
+            outcome = f & REPORT_LOST ? "lost" : f & REPORT_CANCEL ? "cancelled" : "released";
+    }
+    free(text);
+    if (!strcmp(outcome, "failed"))
+        runlog_printf("failed: %s", reason);
+    runlog_close();
+    int delivered = reporter_drain(j.rp) == 0;
+    int flags = reporter_flags(j.rp);
+    reporter_free(j.rp);
+    if (flags & REPORT_LOST)
+        return "lost";
+    if (!strcmp(outcome, "cancelled") || !strcmp(outcome, "lost"))
+        return outcome;
+    if (!delivered && strcmp(outcome, "released"))
+        /* The lines are on disk: whoever resumes the experiment sends them,
+         * so it must not be marked finished without them. */
+        return finish(ctx, http, run, "released", "stopping before every report was delivered");
+    return finish(ctx, http, run, outcome, reason[0] ? reason : NULL);
+}

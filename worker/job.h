@@ -1,0 +1,29 @@
+/* One leased job, from lease to finish: the experiment's directory under
+ * the work dir (resumed from its newest checkpoint when it has one), the
+ * trainer in this thread, the reporter beside it, and the outcome told to
+ * the server: succeeded, failed with the reason, released when the worker is
+ * stopping, nothing when the lease was lost or the experiment cancelled. */
+#ifndef COD_JOB_H
+#define COD_JOB_H
+
+#include <jansson.h>
+#include <signal.h>
+
+#include "clients/http_client.h"
+#include "kernels/ops.h"
+
+struct job_ctx {
+    const char *server, *token, *work_dir;
+    const struct ops *ops;
+    double heartbeat_s, flush_s;
+    volatile sig_atomic_t *stop;     /* stop at a checkpoint and give the lease back */
+    volatile sig_atomic_t *stop_now; /* stop sending too: what is unsent stays on disk */
+};
+
+/* Runs the job of a lease answer ({"run", "experiment", "attempt",
+ * "lease_seconds", "spec"}) on http (the worker's own connection). Returns
+ * the outcome it reported: "succeeded", "failed", "released", "cancelled",
+ * or "lost". */
+const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t *lease);
+
+#endif

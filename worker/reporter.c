@@ -1,0 +1,305 @@
+/* Heartbeats and batched reports from the run's files: see reporter.h. */
+#include "worker/reporter.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "clients/http_client.h"
+#include "worker/runlog.h"
+#include "worker/tail.h"
+
+enum { MAX_POINTS = 5000, MAX_LINES = 1000 };
+enum { SENT_ALL = 1, SEND_LATER = -1, SEND_LOST = -2 };
+
+struct reporter {
+    struct reporter_cfg cfg;
+    struct http_client *http;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct tail metrics, logs;
+    long step;
+    int metrics_ready, flags, draining, all_sent;
+    int unreachable;  /* reports are waiting for the server */
+    double backoff;
+};
+
+static double retry_delay(struct reporter *rp)
+{
+    rp->backoff = rp->backoff > 0 ? rp->backoff * 2 : 0.5;
+    if (rp->backoff > 5)
+        rp->backoff = 5;
+    return rp->backoff;
+}
+
+static void now_unreachable(struct reporter *rp, const char *why)
+{
+    if (!rp->unreachable)
+        runlog_printf("server unreachable (%s): training goes on, reports wait on disk", why);
+    rp->unreachable = 1;
+}
+
+static void now_reachable(struct reporter *rp)
+{
+    if (rp->unreachable)
+        runlog_printf("server reachable again: sending the reports that waited");
+    rp->unreachable = 0;
+    rp->backoff = 0;
+}
+
+/* POSTs body to /v1/runs/{run}/{what}; returns the status (0: not reached). */
+static long post(struct reporter *rp, const char *what, json_t *body, double timeout,
+                 struct http_response *res)
+{
+    char path[96], err[512];
+    snprintf(path, sizeof path, "/v1/runs/%lld/%s", (long long)rp->cfg.run, what);
+    if (http_request(rp->http, "POST", path, body, timeout, res, err, sizeof err) != 0) {
+        now_unreachable(rp, err);
+        return 0;
+    }
+    if (res->status >= 500) {
+        char text[512];
+        http_error_text(res, text, sizeof text);
+        now_unreachable(rp, text);
+        return 0;
+    }
+    now_reachable(rp);
+    return res->status;
+}
+
+static void lose(struct reporter *rp, const struct http_response *res)
+{
+    char text[512];
+    http_error_text(res, text, sizeof text);
+    runlog_printf("the server took the lease back (%s): stopping without a checkpoint", text);
+    pthread_mutex_lock(&rp->mu);
+    rp->flags |= REPORT_LOST;
+    pthread_mutex_unlock(&rp->mu);
+}
+
+static int heartbeat(struct reporter *rp, long step)
+{
+    struct http_response res;
+    json_t *body = json_pack("{s:I}", "step", (json_int_t)step);
+    long status = body ? post(rp, "heartbeat", body, 10, &res) : 0;
+    int rc = status == 200 ? 0 : -1;
+    if (status == 200 && json_is_true(json_object_get(res.json, "cancel"))) {
+        runlog_printf("cancelled by the server: stopping at a checkpoint");
+        pthread_mutex_lock(&rp->mu);
+        rp->flags |= REPORT_CANCEL;
+        pthread_mutex_unlock(&rp->mu);
+    } else if (status == 409 || status == 404) {
+        lose(rp, &res);
+    } else if (status && status != 200) {
+        char text[512];
+        http_error_text(&res, text, sizeof text);
+        runlog_printf("heartbeat refused: %s", text);
+    }
+    json_decref(body);
+    http_response_clear(&res);
+    return rc;
+}
+
+/* Appends the points in buf (metrics.jsonl lines) to arr. */
+static int add_points(json_t *arr, char *buf)
+{
+    for (char *line = buf, *nl; line && *line; line = nl) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl++ = '\0';
+        json_t *p = json_loads(line, 0, NULL);
+        if (!p || json_array_append_new(arr, p) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int add_lines(json_t *arr, char *buf, long first_seq)
+{
+    long seq = first_seq;
+    for (char *line = buf, *nl; line && *line; line = nl) {
+        nl = strchr(line, '\n');
+        if (nl)
+            *nl++ = '\0';
+        if (json_array_append_new(arr, json_pack("{s:I,s:s}", "seq", (json_int_t)seq++, "line",
+                                                 line)) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Sends every whole line not yet acknowledged, batch after batch. */
+static int send_pending(struct reporter *rp, int metrics_ready)
+{
+    char err[512];
+    for (;;) {
+        char *mbuf = NULL, *lbuf = NULL;
+        int nm = 0, nl = 0;
+        long bm = 0, bl = 0;
+        if ((metrics_ready &&
+             tail_read(&rp->metrics, MAX_POINTS, &mbuf, &nm, &bm, err, sizeof err) != 0) ||
+            tail_read(&rp->logs, MAX_LINES, &lbuf, &nl, &bl, err, sizeof err) != 0) {
+            runlog_printf("reading reports: %s", err);
+            free(mbuf);
+            return SEND_LATER;
+        }
+        if (!nm && !nl) {
+            free(mbuf);
+            free(lbuf);
+            return SENT_ALL;
+        }
+        json_t *points = json_array(), *lines = json_array();
+        json_t *body = json_pack("{s:o,s:o}", "points", points, "logs", lines);
+        int bad = !body || add_points(points, mbuf) != 0 || add_lines(lines, lbuf, rp->logs.lines);
+        free(mbuf);
+        free(lbuf);
+        if (bad) {
+            json_decref(body);
+            runlog_printf("a report batch could not be built (out of memory or a torn line)");
+            return SEND_LATER;
+        }
+        struct http_response res;
+        long status = post(rp, "metrics", body, 30, &res);
+        json_decref(body);
+        if (status == 409 || status == 404) {
+            lose(rp, &res);
+            http_response_clear(&res);
+            return SEND_LOST;
+        }
+        if (status && status != 200) {
+            /* A batch the server refuses would refuse again: say so and move on
+             * rather than hold back everything behind it. */
+            char text[512];
+            http_error_text(&res, text, sizeof text);
+            runlog_printf("the server refused %d points and %d log lines: %s", nm, nl, text);
+        }
+        http_response_clear(&res);
+        if (!status)
+            return SEND_LATER;
+        tail_advance(&rp->metrics, nm, bm);
+        tail_advance(&rp->logs, nl, bl);
+    }
+}
+
+static void wait_until(struct reporter *rp, double t)
+{
+    double now = runlog_now();
+    if (t <= now)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double d = t - now;
+    ts.tv_sec += (time_t)d;
+    ts.tv_nsec += (long)((d - (double)(time_t)d) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&rp->cv, &rp->mu, &ts);
+}
+
+static void *loop(void *arg)
+{
+    struct reporter *rp = arg;
+    double next_hb = runlog_now() + rp->cfg.heartbeat_s, next_flush = runlog_now();
+    pthread_mutex_lock(&rp->mu);
+    while (!rp->flags && !*rp->cfg.stop_now) {
+        double now = runlog_now();
+        if (now >= next_hb) {
+            long step = rp->step;
+            pthread_mutex_unlock(&rp->mu);
+            int ok = heartbeat(rp, step) == 0;
+            pthread_mutex_lock(&rp->mu);
+            next_hb = runlog_now() + (ok ? rp->cfg.heartbeat_s : retry_delay(rp));
+            continue;
+        }
+        if (rp->draining || now >= next_flush) {
+            int ready = rp->metrics_ready, draining = rp->draining;
+            pthread_mutex_unlock(&rp->mu);
+            int rc = send_pending(rp, ready);
+            pthread_mutex_lock(&rp->mu);
+            if (rc == SENT_ALL && draining) {
+                rp->all_sent = 1;
+                break;
+            }
+            next_flush = runlog_now() + (rc == SEND_LATER ? retry_delay(rp) : rp->cfg.flush_s);
+            if (!draining || rc == SEND_LATER)
+                wait_until(rp, next_flush < next_hb ? next_flush : next_hb);
+            continue;
+        }
+        wait_until(rp, next_flush < next_hb ? next_flush : next_hb);
+    }
+    pthread_mutex_unlock(&rp->mu);
+    return NULL;
+}
+
+int reporter_start(const struct reporter_cfg *cfg, struct reporter **out, char *err, size_t errlen)
+{
+    struct reporter *rp = calloc(1, sizeof *rp);
+    if (!rp) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    rp->cfg = *cfg;
+    tail_init(&rp->metrics, cfg->metrics_path);
+    tail_init(&rp->logs, cfg->log_path);
+    rp->http = http_client_new(cfg->server, cfg->token, err, errlen);
+    if (!rp->http) {
+        free(rp);
+        return -1;
+    }
+    http_client_set_abort(rp->http, cfg->stop_now);
+    pthread_mutex_init(&rp->mu, NULL);
+    pthread_cond_init(&rp->cv, NULL);
+    int e = pthread_create(&rp->thread, NULL, loop, rp);
+    if (e != 0) {
+        snprintf(err, errlen, "cannot start the reporter thread: %s", strerror(e));
+        http_client_free(rp->http);
+        free(rp);
+        return -1;
+    }
+    *out = rp;
+    return 0;
+}
+
+void reporter_note_step(struct reporter *rp, long step)
+{
+    pthread_mutex_lock(&rp->mu);
+    if (step > rp->step)
+        rp->step = step;
+    rp->metrics_ready = 1;
+    pthread_mutex_unlock(&rp->mu);
+}
+
+int reporter_flags(struct reporter *rp)
+{
+    pthread_mutex_lock(&rp->mu);
+    int f = rp->flags;
+    pthread_mutex_unlock(&rp->mu);
+    return f;
+}
+
+int reporter_drain(struct reporter *rp)
+{
+    pthread_mutex_lock(&rp->mu);
+    rp->draining = 1;
+    pthread_cond_signal(&rp->cv);
+    pthread_mutex_unlock(&rp->mu);
+    pthread_join(rp->thread, NULL);
+    return rp->all_sent ? 0 : -1;
+}
+
+void reporter_free(struct reporter *rp)
+{
+    if (!rp)
+        return;
+    pthread_mutex_destroy(&rp->mu);
+    pthread_cond_destroy(&rp->cv);
+    http_client_free(rp->http);
+    free(rp);
+}

@@ -1,0 +1,38 @@
+/* The reporter: a thread per run that heartbeats the lease and sends the
+ * run's metric points (RUN/metrics.jsonl) and log lines (its run log) to
+ * cod-server in batches, straight from the files. When the server cannot be
+ * reached, training goes on and the lines wait on disk; they are sent once
+ * it answers again. The server keys points by (experiment, name, step,
+ * layer) and lines by (run, seq), so a batch sent twice adds nothing. */
+#ifndef COD_REPORTER_H
+#define COD_REPORTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct reporter_cfg {
+    const char *server, *token;
+    int64_t run;
+    const char *metrics_path; /* read only after reporter_note_step: the trainer rewrites it on resume */
+    const char *log_path;
+    double heartbeat_s;       /* lease_seconds / 3 or less */
+    double flush_s;           /* longest wait before new lines are sent */
+    volatile const int *stop_now; /* when nonzero, give up sending (lines stay on disk) */
+};
+
+enum { REPORT_CANCEL = 1, REPORT_LOST = 2 };
+
+struct reporter;
+
+int reporter_start(const struct reporter_cfg *cfg, struct reporter **out, char *err, size_t errlen);
+/* From the training thread after each metric point: the newest step (for
+ * heartbeats); the first call also opens the metrics file for reading. */
+void reporter_note_step(struct reporter *rp, long step);
+/* REPORT_CANCEL (the server said cancel) | REPORT_LOST (the lease is gone) */
+int reporter_flags(struct reporter *rp);
+/* Sends what is left in the files and ends the thread. Returns 0 when every
+ * line was acknowledged, -1 otherwise (lease lost or cancelled, or stop_now). */
+int reporter_drain(struct reporter *rp);
+void reporter_free(struct reporter *rp);
+
+#endif
