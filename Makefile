@@ -126,6 +126,11 @@ $(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_LIB
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIBS) $(CLIENT_LIBS)
 
+# cod-worker built with the sanitizers, for tests/worker_sanitized.sh.
+build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LIBS) $(CLIENT_LIBS)
+
 build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
@@ -142,7 +147,7 @@ build/cuda/%.o: %.cu
 deps:
 	scripts/deps.sh
 
-build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ)
+build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) build/san-bin/cod-worker
 
 test:
 	scripts/deps.sh test

@@ -1,6 +1,7 @@
 /* Submission checks and sweep expansion. */
 #include "api/submit.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,35 @@ static int set_path(json_t *obj, const char *path, json_t *value)
         key = dot + 1;
     }
     return json_object_set(obj, key, value);
+}
+
+/* A cell is named for its grid values, e.g. demo-lns-0.002, so that the
+ * experiments of a sweep can be told apart in lists; characters a name may
+ * not hold become '_'. */
+static int name_cell(json_t *spec, json_t *cell)
+{
+    const char *base = json_string_value(json_object_get(spec, "name"));
+    char name[128];
+    size_t n = (size_t)snprintf(name, sizeof name, "%s", base ? base : "sweep");
+    const char *k;
+    json_t *v;
+    json_object_foreach(cell, k, v) {
+        char part[64];
+        if (json_is_string(v))
+            snprintf(part, sizeof part, "%s", json_string_value(v));
+        else if (json_is_number(v))
+            snprintf(part, sizeof part, "%g", json_number_value(v));
+        else if (json_is_true(v) || json_is_false(v))
+            snprintf(part, sizeof part, "%s", json_is_true(v) ? "true" : "false");
+        else
+            snprintf(part, sizeof part, "%s", k);
+        for (char *p = part; *p; p++)
+            if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' && *p != '-')
+                *p = '_';
+        if (n < sizeof name)
+            n += (size_t)snprintf(name + n, sizeof name - n, "-%s", part);
+    }
+    return json_object_set_new(spec, "name", json_string(name));
 }
 
 int sweep_expand(json_t *body, int max_cells, struct submission **out, int *n,
@@ -142,6 +172,8 @@ int sweep_expand(json_t *body, int max_cells, struct submission **out, int *n,
                 goto done;
             }
         }
+        if (!bad && !json_object_get(grid, "name"))
+            bad = name_cell(spec, cell) != 0;
         struct spec_error e;
         if (bad || submission_from_json(spec, &subs[c], &e) != 0) {
             char *cj = cell ? json_dumps(cell, JSON_COMPACT) : NULL;

@@ -1,25 +1,77 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: fetch and tokenize the default
-# corpus (once), train the default spec (a small LNS model, bytes, CPU) with
-# bin/cod-train, then show final perplexity and the per-layer variance
-# profile. Each run gets its own directory under var/runs/.
+# The main job: the whole system on the embedded default. Fetches and
+# tokenizes the default corpus (once), starts cod-server (database
+# var/cod.db) and one CPU worker (work dir var/worker), submits a sweep of
+# the default model (6 layers, bytes) × {pre, lns, post}, follows it, and
+# ends with the comparison: final eval perplexity per variant and the
+# per-layer out_var profiles side by side. The server keeps running for the
+# dashboard; the script says how to stop it.
+#
+# Ctrl-C stops the worker at a checkpoint; running `make demo` again resumes
+# the same sweep where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+port=${COD_DEMO_PORT:-8470}
+B=http://127.0.0.1:$port
+export COD_SERVER=$B
+d=var/demo
+mkdir -p "$d"
+
 scripts/corpus.sh
-run=var/runs/default-$(date +%Y%m%d-%H%M%S)
-mkdir -p var/runs
-echo "demo: training the default spec into $run (Ctrl-C stops at a checkpoint;"
-echo "      bin/cod-train default --out $run --resume continues it)"
-bin/cod-train default --out "$run"
-m=$run/metrics.jsonl
+
+# A server from an earlier demo is restarted (same database): the binary may be newer.
+if [ -s "$d/server.pid" ] && kill -0 "$(cat "$d/server.pid")" 2>/dev/null; then
+    kill -TERM "$(cat "$d/server.pid")"
+    for _ in $(seq 100); do kill -0 "$(cat "$d/server.pid")" 2>/dev/null || break; sleep 0.1; done
+fi
+if curl -s -m 2 "$B/healthz" >/dev/null; then
+    echo "demo: port $port is taken by another program; set COD_DEMO_PORT to a free port" >&2
+    exit 1
+fi
+bin/cod-server --listen "127.0.0.1:$port" --db var/cod.db 2>>"$d/server.log" &
+echo $! >"$d/server.pid"
+for _ in $(seq 100); do curl -s -m 1 "$B/healthz" >/dev/null && break; sleep 0.1; done
+curl -s -m 1 "$B/healthz" >/dev/null || { echo "demo: cod-server did not start; see $d/server.log" >&2; exit 1; }
+
+bin/cod-worker --server "$B" --work-dir var/worker --name demo-cpu >>"$d/worker.log" 2>&1 &
+worker=$!
+stop_worker() {
+    kill -TERM "$worker" 2>/dev/null || return 0
+    wait "$worker" 2>/dev/null || true
+}
+trap 'echo; echo "demo: stopping the worker at a checkpoint; make demo resumes the sweep"; stop_worker; exit 130' INT TERM
+trap stop_worker EXIT
+
+# The sweep of an interrupted demo is resumed rather than queued again.
+sid=
+if [ -s "$d/sweep.id" ] &&
+    bin/cod ls --sweep "$(cat "$d/sweep.id")" --json 2>/dev/null | grep -q '"state":"\(queued\|running\)"'; then
+    sid=$(cat "$d/sweep.id")
+    echo "demo: resuming sweep $sid"
+else
+    bin/cod-train default --print-spec >"$d/base.json"
+    sid=$(bin/cod sweep "$d/base.json" --name demo --grid norm=pre,lns,post --json |
+        grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
+    echo "$sid" >"$d/sweep.id"
+    echo "demo: queued sweep $sid: the default model × norm = pre, lns, post (about 3 minutes each on 2 cores)"
+fi
+echo "demo: dashboard $B/ · worker log $d/worker.log"
 echo
-echo "held-out perplexity by step:"
-grep '"name": "eval/ppl"' "$m" | sed 's/.*"step": \([0-9]*\).*"value": \([^}]*\)}/  step \1: \2/'
-last=$(grep '"name": "layer/out_var"' "$m" | tail -1 | sed 's/.*"step": \([0-9]*\).*/\1/')
+ids=$(bin/cod ls --sweep "$sid" --json | grep -o '"id":[0-9]*,"name"' | cut -d: -f2 | cut -d, -f1 | sort -n)
+for id in $ids; do
+    norm=$(bin/cod show "$id" --json | grep -o '"norm":"[a-z_]*"' | head -1 | cut -d'"' -f4)
+    echo "experiment $id: norm $norm"
+    bin/cod watch "$id" || true
+done
+stop_worker
+trap - EXIT INT TERM
 echo
-echo "layer/out_var at step $last (layer 0 = embedding output):"
-grep "\"step\": $last, \"name\": \"layer/out_var\"" "$m" |
-    sed 's/.*"layer": \([0-9]*\), "value": \([^}]*\)}/\1 \2/' |
-    awk '{printf "  layer %2d  %10.4f\n", $1, $2}'
-echo
-echo "demo: metrics in $m, checkpoints in $run/checkpoints/"
+bin/cod compare --sweep "$sid"
+cat <<EOF
+
+demo: the server keeps running (pid $(cat "$d/server.pid")):
+  dashboard   $B/
+  API         $B/v1/experiments   ·   $B/v1/sweeps/$sid
+  CLI         bin/cod ls · bin/cod compare --sweep $sid · bin/cod metrics ID
+  stop it     kill $(cat "$d/server.pid")
+EOF

@@ -7,9 +7,9 @@ const char *default_spec_json(void)
            " \"norm\": \"lns\","
            " \"data\": {\"train\": \"var/data/default-bytes/train_*.bin\","
            "          \"val\": \"var/data/default-bytes/val_*.bin\"},"
-           " \"train\": {\"steps\": 300, \"seq_len\": 256, \"batch_seqs\": 32, \"micro_batch\": 16,"
-           "           \"lr\": 2e-3, \"warmup\": 30},"
-           " \"eval\": {\"every\": 100, \"tokens\": 262144},"
+           " \"train\": {\"steps\": 400, \"seq_len\": 128, \"batch_seqs\": 32, \"micro_batch\": 16,"
+           "           \"lr\": 2e-3, \"warmup\": 40},"
+           " \"eval\": {\"every\": 100, \"tokens\": 65536},"
            " \"stats\": {\"every\": 50},"
            " \"checkpoint\": {\"every\": 100, \"keep\": 2},"
            " \"resources\": {\"device\": \"cpu\"}}";

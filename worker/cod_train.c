@@ -46,18 +46,20 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: cod-train SPEC.json|default --out DIR [--resume] [--threads N]\n"
+            "       cod-train SPEC.json|default --print-spec\n"
             "                 [--device cpu|cuda:N] [--progress-seconds S]\n"
             "  SPEC.json  a job spec (DESIGN.md §3); 'default' is the built-in small CPU\n"
             "             experiment on the default corpus\n"
             "  --out DIR  where metrics.jsonl and checkpoints/ go\n"
             "  --resume   continue from the newest checkpoint in DIR\n"
+            "  --print-spec  print the complete spec, every default explicit, and exit\n"
             "exit status: 0 done, 1 failed, 2 bad usage or spec, 3 stopped by a signal\n");
 }
 
 int main(int argc, char **argv)
 {
     const char *spec_path = NULL, *out = NULL, *device = NULL;
-    int resume = 0, threads = 0;
+    int resume = 0, threads = 0, print_spec = 0;
     double progress = 2.0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -65,6 +67,8 @@ int main(int argc, char **argv)
             out = argv[++i];
         else if (!strcmp(a, "--resume"))
             resume = 1;
+        else if (!strcmp(a, "--print-spec"))
+            print_spec = 1;
         else if (!strcmp(a, "--threads") && i + 1 < argc)
             threads = atoi(argv[++i]);
         else if (!strcmp(a, "--device") && i + 1 < argc)
@@ -82,7 +86,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!spec_path || !out) {
+    if (!spec_path || (!out && !print_spec)) {
         usage(stderr);
         return 2;
     }
@@ -102,7 +106,16 @@ int main(int argc, char **argv)
     }
     struct job_spec spec;
     struct spec_error se;
-    int bad = spec_parse((const char *)text, len, &spec, &se) || spec_check_data(&spec, &se);
+    int bad = spec_parse((const char *)text, len, &spec, &se);
+    if (!bad && print_spec) {
+        free(text);
+        json_t *j = spec_to_json(&spec);
+        int rc = !j || json_dumpf(j, stdout, JSON_INDENT(2)) != 0;
+        json_decref(j);
+        printf("\n");
+        return rc;
+    }
+    bad = bad || spec_check_data(&spec, &se);
     free(text);
     if (bad) {
         fprintf(stderr, "cod-train: %s: %s%s%s\n", spec_path, se.field, se.field[0] ? ": " : "",
