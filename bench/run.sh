@@ -7,7 +7,9 @@
 #  2. layer/out_var by layer for pre and lns on a 12-layer small model after
 #     a short run on the default corpus (bytes).
 #  3. tokenizer throughput (bench_tokenize), when built.
-#  4. (last) cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server).
+#  4. cod-worker: submission to first update, tokens/s against cod-train
+#     (bench_worker.sh).
+#  5. (last) cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -50,6 +52,9 @@ for norm in pre lns; do
     bin/cod-analyze prune "$ck" --tokens 16384 --out "$out/analysis-$norm" | tee "$out/prune-$norm.txt"
     bin/cod-analyze angular "$ck" --tokens 32768 --out "$out/analysis-$norm" | tee "$out/angular-$norm.txt"
 done
+
+echo
+bench/bench_worker.sh
 
 echo
 echo "== cod-server on loopback (bench_server: GET/s and latency at 32 connections, points/s, leases/s) =="

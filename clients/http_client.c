@@ -70,6 +70,17 @@ void http_client_free(struct http_client *c)
     free(c);
 }
 
+int http_client_add_header(struct http_client *c, const char *line, char *err, size_t errlen)
+{
+    struct curl_slist *h = curl_slist_append(c->headers, line);
+    if (!h) {
+        snprintf(err, errlen, "out of memory adding a request header");
+        return -1;
+    }
+    c->headers = h;
+    return 0;
+}
+
 void http_client_set_abort(struct http_client *c, volatile const int *flag)
 {
     c->abort_flag = flag;

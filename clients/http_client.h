@@ -27,6 +27,10 @@ struct http_client *http_client_new(const char *base_url, const char *token, cha
                                     size_t errlen);
 void http_client_free(struct http_client *c);
 
+/* Adds a header line ("Name: value") to every later request. 0, or -1
+ * (out of memory) with err. */
+int http_client_add_header(struct http_client *c, const char *line, char *err, size_t errlen);
+
 /* While *flag is nonzero, requests in flight on c give up at once (-1, err
  * "interrupted"): a stopping worker does not sit out a long-poll. */
 void http_client_set_abort(struct http_client *c, volatile const int *flag);

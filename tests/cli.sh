@@ -159,6 +159,14 @@ lease; er=$exp
 cod cancel "$er" --json; expect "cancel a running one: requested" 0 '"cancel_requested":true'
 cod ls --state running; check "ls: a running one shows it is cancelling" grep -q "^ *$er .*running (cancelling)" "$t/out"
 
+# --- a retried submission with the same Idempotency-Key queues nothing new
+cod submit "${F[@]}" --name once --idempotency-key run-42 --json; expect "submit --idempotency-key" 0 '"name":"once"'
+k1=$(oget id)
+cod submit "${F[@]}" --name once --idempotency-key run-42 --json; expect "the same key again: answered" 0 '"name":"once"'
+k2=$(oget id)
+cod ls --all --json
+check "the same key: the same experiment, queued once ($k1 $k2)" bash -c "[ -n '$k1' ] && [ '$k1' = '$k2' ] && [ \$(grep -o '\"name\":\"once\"' '$t/out' | wc -l) = 1 ]"
+
 # --- the server gone
 stop_server
 cod ls; expect "server down: exit 3" 3 "cannot reach" err

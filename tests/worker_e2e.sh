@@ -10,7 +10,9 @@ bin/cod-train "$t/ref.json" --out "$t/ref" --threads 1 >/dev/null 2>&1
 start_server --lease-seconds 6
 start_worker a
 start_worker b
-sw="{\"base\": $(STEPS=40 wspec sweep), \"grid\": {\"norm\": [\"pre\", \"lns\", \"post\", \"deepnorm\"]}}"
+# the end-of-job analyses too: their values travel as metrics like any other
+base=$(STEPS=40 wspec sweep | sed 's/}$/, "analysis": {"prune": true, "angular": true}}/')
+sw="{\"base\": $base, \"grid\": {\"norm\": [\"pre\", \"lns\", \"post\", \"deepnorm\"]}}"
 code=$(req POST /v1/sweeps "$sw")
 sid=$(jget id)
 check "sweep of 4 submitted" [ "$code" = 201 ]
@@ -27,6 +29,10 @@ for id in $ids; do
         "$(get "/v1/experiments/$id/layers?name=layer/out_var" | js "j.layers.length")" 4
     is "exp $id ($norm): layer/grad_norm of 3 blocks at step 40" \
         "$(get "/v1/experiments/$id/layers?name=layer/grad_norm&step=40" | js "j.layers.filter(l=>l.value>0).length")" 3
+    is "exp $id ($norm): prune/delta_ppl for each of the 3 blocks" \
+        "$(get "/v1/experiments/$id/layers?name=prune/delta_ppl" | js "j.layers.map(l=>l.layer).join(' ')")" "1 2 3"
+    is "exp $id ($norm): the angular matrix, spans 1..3 from block 1" \
+        "$(for n in 1 2 3; do get "/v1/experiments/$id/layers?name=angular/n$n" | js "j.layers.length"; done | tr '\n' ' ')" "3 2 1 "
     is "exp $id ($norm): logs carry the run's progress" "$(get "/v1/experiments/$id/logs" | grep -c 'step 40/40')" 1
 done
 pre=$(get "/v1/experiments?sweep=$sid&norm=pre" | js "j.experiments[0].id")

@@ -25,7 +25,15 @@ static int connect_once(struct cli *c)
         return 0;
     char err[256];
     c->http = http_client_new(c->server, c->token, err, sizeof err);
-    return c->http ? 0 : fail(c, EXIT_UNREACHABLE, "%s", err);
+    if (!c->http)
+        return fail(c, EXIT_UNREACHABLE, "%s", err);
+    if (c->idempotency_key) {
+        char line[600];
+        snprintf(line, sizeof line, "Idempotency-Key: %s", c->idempotency_key);
+        if (http_client_add_header(c->http, line, err, sizeof err) != 0)
+            return fail(c, EXIT_USAGE, "%s", err);
+    }
+    return 0;
 }
 
 int api_call(struct cli *c, const char *method, const char *path, const json_t *body,

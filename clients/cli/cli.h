@@ -26,6 +26,7 @@ struct cli {
     double timeout_s;
     int json;
     const char *cmd; /* for messages: "cod ls: ..." */
+    const char *idempotency_key; /* submit, sweep: a retried call queues nothing new */
     struct http_client *http; /* made on first use, after the flags are read */
 };
 

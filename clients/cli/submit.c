@@ -9,17 +9,20 @@
 #include "clients/cli/table.h"
 
 static const char submit_usage[] =
-    "usage: cod submit [SPEC.json|-] [spec flags] [--dry-run] [--json]\n"
+    "usage: cod submit [SPEC.json|-] [spec flags] [--idempotency-key K] [--dry-run] [--json]\n"
     "Queues one experiment: the spec file (or stdin, or nothing) with the flags\n"
-    "applied on top. --dry-run prints the spec instead of sending it.\n" SPEC_FLAGS_USAGE;
+    "applied on top. --dry-run prints the spec instead of sending it.\n"
+    "--idempotency-key K: a retry with the same K returns the first experiment\n"
+    "instead of queueing another (scripts that may run twice).\n" SPEC_FLAGS_USAGE;
 
 static const char sweep_usage[] =
     "usage: cod sweep [SPEC.json|-] [spec flags] --grid KEY=V1,V2 [KEY=V1,V2 ...]\n"
-    "                 [--dry-run] [--json]\n"
+    "                 [--idempotency-key K] [--dry-run] [--json]\n"
     "Queues the cartesian product of the grid over the base spec (built as for\n"
     "submit). KEY is a spec flag's name (model, norm, lr, seq-len, ...) or a\n"
     "dotted spec path (train.beta2); KEY=[JSON list] for values with commas.\n"
     "Every word KEY=VALUES after the command is an axis, with or without --grid.\n"
+    "--idempotency-key K: a retry with the same K returns the first sweep.\n"
     "--dry-run prints the request body instead of sending it.\n" SPEC_FLAGS_USAGE;
 
 enum { MAX_OPTS = 48 };
@@ -28,7 +31,8 @@ int cmd_submit(struct cli *c, int argc, char **argv)
 {
     struct strlist edits = {0};
     int dry = 0, npos;
-    struct opt opts[MAX_OPTS] = {OPTS_COMMON(c), {"--dry-run", OPT_FLAG, &dry}};
+    struct opt opts[MAX_OPTS] = {OPTS_COMMON(c), {"--dry-run", OPT_FLAG, &dry},
+                                 {"--idempotency-key", OPT_STR, &c->idempotency_key}};
     spec_opts_append(opts, MAX_OPTS, &edits);
     int rc = cli_args(c, argc, argv, opts, &npos, submit_usage, 0, 1);
     json_t *spec = NULL, *exp = NULL;
@@ -100,7 +104,8 @@ int cmd_sweep(struct cli *c, int argc, char **argv)
     struct strlist edits = {0}, axes = {0};
     int dry = 0, npos;
     struct opt opts[MAX_OPTS] = {OPTS_COMMON(c), {"--dry-run", OPT_FLAG, &dry},
-                                 {"--grid", OPT_LIST, &axes}};
+                                 {"--grid", OPT_LIST, &axes},
+                                 {"--idempotency-key", OPT_STR, &c->idempotency_key}};
     spec_opts_append(opts, MAX_OPTS, &edits);
     int rc = cli_args(c, argc, argv, opts, &npos, sweep_usage, 0, -1);
     if (rc != ARGS_GO) {
