@@ -46,7 +46,8 @@ static int should_stop(void *arg)
     return (f & REPORT_CANCEL) || *j->ctx->stop ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
 }
 
-/* Tells the server the outcome, retrying while it cannot be reached. */
+/* Tells the server the outcome, retrying while it cannot be reached (until
+ * a second signal). */
 static const char *finish(const struct job_ctx *ctx, struct http_client *http, long long run,
                           const char *outcome, const char *reason)
 {
@@ -55,7 +56,7 @@ static const char *finish(const struct job_ctx *ctx, struct http_client *http, l
     json_t *body = reason ? json_pack("{s:s,s:s}", "outcome", outcome, "reason", reason)
                           : json_pack("{s:s}", "outcome", outcome);
     double delay = 0.5;
-    const char *told = "lost";
+    const char *told = "abandoned";
     while (body && !*ctx->stop_now) {
         struct http_response res;
         int rc = http_request(http, "POST", path, body, 30, &res, err, sizeof err);
@@ -64,6 +65,7 @@ static const char *finish(const struct job_ctx *ctx, struct http_client *http, l
         } else if (rc == 0 && res.status < 500) {
             http_error_text(&res, err, sizeof err);
             runlog_printf("finish (%s) refused: %s", outcome, err);
+            told = "lost";
         }
         int retry = rc != 0 || res.status >= 500;
         http_response_clear(&res);
@@ -147,9 +149,10 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
         return "lost";
     if (!strcmp(outcome, "cancelled") || !strcmp(outcome, "lost"))
         return outcome;
-    if (!delivered && strcmp(outcome, "released"))
-        /* The lines are on disk: whoever resumes the experiment sends them,
-         * so it must not be marked finished without them. */
-        return finish(ctx, http, run, "released", "stopping before every report was delivered");
+    if (!delivered)
+        /* Only a second signal stops delivery. The lines stay on disk and the
+         * lease lapses, so whoever resumes the experiment sends them; it must
+         * not be marked finished without them. */
+        return "abandoned";
     return finish(ctx, http, run, outcome, reason[0] ? reason : NULL);
 }

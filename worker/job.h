@@ -22,8 +22,9 @@ struct job_ctx {
 
 /* Runs the job of a lease answer ({"run", "experiment", "attempt",
  * "lease_seconds", "spec"}) on http (the worker's own connection). Returns
- * the outcome it reported: "succeeded", "failed", "released", "cancelled",
- * or "lost". */
+ * the outcome: "succeeded", "failed" or "released" (told to the server),
+ * "cancelled" (the server said so), "lost" (the lease is gone), or
+ * "abandoned" (a second signal: nothing told, the lease will lapse). */
 const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t *lease);
 
 #endif

@@ -116,7 +116,7 @@ static void figures_table(struct table *t, const json_t *rows)
     }
 }
 
-/* LAYER, then a column "#ID" per experiment; 0 when none has layer values. */
+/* LAYER, then a column "#ID NORM" per experiment; 0 when none has layer values. */
 static int layers_table(struct table *t, const json_t *rows)
 {
     size_t i, depth = 0;
@@ -130,8 +130,12 @@ static int layers_table(struct table *t, const json_t *rows)
         return 0;
     table_init(t, 1 + (int)json_array_size(rows));
     table_add(t, "LAYER");
-    json_array_foreach(rows, i, row)
-        table_add(t, "#%s", fmt_value(json_object_get(row, "id"), a, 64));
+    /* the norm beside the id: the variants are what a reader compares */
+    json_array_foreach(rows, i, row) {
+        const char *norm = json_string_value(json_object_get(row, "norm"));
+        table_add(t, "#%s%s%s", fmt_value(json_object_get(row, "id"), a, 64), norm ? " " : "",
+                  norm ? norm : "");
+    }
     for (size_t layer = 0; layer < depth; layer++) {
         table_add(t, "%zu", layer);
         json_array_foreach(rows, i, row) {
