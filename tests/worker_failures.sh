@@ -37,6 +37,7 @@ is "kill -9 worker: one lapsed attempt" "$(field "$e1" attempts)" 1
 resumed=$(grep -o "resuming from .*step_0*\([0-9]*\)" "$t/worker-b.log" | head -1 | sed 's/.*step_0*//')
 check "kill -9 worker: b resumed from the newest checkpoint (step $resumed, killed at $killed_at)" \
     [ -n "$resumed" ] && [ "$resumed" -le "$killed_at" ] && [ $((killed_at - resumed)) -lt 50 ]
+check "kill -9 worker: b did not send again what a had delivered" grep -q "resuming from .*step_0*$resumed ([1-9][0-9]* metric points already delivered)" "$t/worker-b.log"
 is "kill -9 worker: ends at step 500" "$(field "$e1" step)" 500
 is "kill -9 worker: loss curve = an uninterrupted run, each step once" "$(curve "$e1")" "$(ref_curve "$REF")"
 is "kill -9 worker: eval/ppl = an uninterrupted run" "$(curve "$e1" eval/ppl)" "$(ref_curve "$REF" eval/ppl)"

@@ -7,6 +7,7 @@
 
 #ifdef COD_HAVE_CUDA
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/ops_cuda.h"
 #endif
 
 int device_backend(const char *device, const struct ops **ops, char *err, size_t errlen)
@@ -23,10 +24,12 @@ int device_backend(const char *device, const struct ops **ops, char *err, size_t
 #ifdef COD_HAVE_CUDA
     char why[256];
     int index = device[4] == ':' ? atoi(device + 5) : 0;
-    if (cuda_probe(index, why, sizeof why) != 0)
-        snprintf(err, errlen, "device %s: %s", device, why);
-    else
-        snprintf(err, errlen, "device %s: %s, but the CUDA trainer is not built yet", device, why);
+    /* the probe also makes the device current, which is where ops_cuda runs */
+    if (cuda_probe(index, why, sizeof why) == 0) {
+        *ops = &ops_cuda;
+        return 0;
+    }
+    snprintf(err, errlen, "device %s: %s", device, why);
 #else
     snprintf(err, errlen, "device %s: this build has no CUDA backend (no nvcc)", device);
 #endif

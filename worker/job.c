@@ -46,6 +46,42 @@ static int should_stop(void *arg)
     return (f & REPORT_CANCEL) || *j->ctx->stop ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
 }
 
+/* Where a resumed run starts sending metrics.jsonl: what an earlier run
+ * had delivered, within the lines the resume keeps (steps up to the
+ * checkpoint's; the trainer rewrites the rest, so it is sent again). */
+static long already_delivered(const char *metrics_path, const char *acked_path, const char *ck,
+                              long *points)
+{
+    const char *base = strrchr(ck, '/');
+    long step, acked = 0, keep = 0;
+    *points = 0;
+    if (!base || sscanf(base + 1, "step_%ld", &step) != 1)
+        return 0;
+    FILE *f = fopen(acked_path, "r");
+    if (!f)
+        return 0;
+    if (fscanf(f, "%ld", &acked) != 1)
+        acked = 0;
+    fclose(f);
+    if (!(f = fopen(metrics_path, "r")))
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long at = 0, s;
+    /* lines come in step order: the kept prefix ends at the first later step */
+    while ((n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n' &&
+           sscanf(line, "{\"step\": %ld", &s) == 1 && s <= step) {
+        at += (long)n;
+        if (at <= acked)
+            (*points)++;
+        keep = at;
+    }
+    free(line);
+    fclose(f);
+    return acked < keep ? acked : keep;
+}
+
 /* Tells the server the outcome, retrying while it cannot be reached (until
  * a second signal). */
 static const char *finish(const struct job_ctx *ctx, struct http_client *http, long long run,
@@ -87,11 +123,13 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     long long exp = json_integer_value(json_object_get(lease, "experiment"));
     int attempt = (int)json_integer_value(json_object_get(lease, "attempt"));
     double lease_s = json_number_value(json_object_get(lease, "lease_seconds"));
-    char dir[4096], logs[4200], log_path[4300], metrics_path[4200], ck[4400], err[1024];
+    char dir[4096], logs[4200], log_path[4300], metrics_path[4200], acked_path[4200], ck[4400],
+        err[1024];
     snprintf(dir, sizeof dir, "%s/experiments/%lld", ctx->work_dir, exp);
     snprintf(logs, sizeof logs, "%s/logs", dir);
     snprintf(log_path, sizeof log_path, "%s/run-%lld.log", logs, run);
     snprintf(metrics_path, sizeof metrics_path, "%s/metrics.jsonl", dir);
+    snprintf(acked_path, sizeof acked_path, "%s/metrics.delivered", dir);
     char reason[1200] = "";
     if (fio_mkdir_p(logs, err, sizeof err) != 0 || runlog_open(log_path, exp, err, sizeof err)) {
         snprintf(reason, sizeof reason, "worker cannot write its work dir: %s", err);
@@ -101,10 +139,19 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     double hb = ctx->heartbeat_s;
     if (lease_s > 0 && hb > lease_s / 3)
         hb = lease_s / 3;
+    int resume = checkpoint_latest(dir, ck, sizeof ck, err, sizeof err);
+    long sent_before = 0, start = 0;
+    if (resume < 0)
+        snprintf(reason, sizeof reason, "%s", err);
+    else if (resume)
+        start = already_delivered(metrics_path, acked_path, ck, &sent_before);
     struct reporter_cfg rc = {.server = ctx->server, .token = ctx->token, .run = run,
                               .metrics_path = metrics_path, .log_path = log_path,
+                              .acked_path = acked_path, .metrics_start = start,
                               .heartbeat_s = hb, .flush_s = ctx->flush_s,
                               .stop_now = (volatile const int *)ctx->stop_now};
+    if (resume != 1)
+        unlink(acked_path); /* a fresh start rewrites every point */
     if (reporter_start(&rc, &j.rp, err, sizeof err) != 0) {
         runlog_printf("run %lld: %s", run, err);
         runlog_close();
@@ -116,16 +163,15 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     char *text = json_dumps(json_object_get(lease, "spec"), JSON_COMPACT);
     struct job_spec spec;
     struct spec_error se;
-    int resume = 0;
-    if (!text) {
+    if (!reason[0] && !text) {
         snprintf(reason, sizeof reason, "the lease carried no spec");
-    } else if (spec_parse(text, strlen(text), &spec, &se) || spec_check_data(&spec, &se)) {
+    } else if (!reason[0] &&
+               (spec_parse(text, strlen(text), &spec, &se) || spec_check_data(&spec, &se))) {
         snprintf(reason, sizeof reason, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
-    } else if ((resume = checkpoint_latest(dir, ck, sizeof ck, err, sizeof err)) < 0) {
-        snprintf(reason, sizeof reason, "%s", err);
-    } else {
+    } else if (!reason[0]) {
         if (resume)
-            runlog_printf("resuming from %s", ck);
+            runlog_printf("resuming from %s (%ld metric points already delivered)", ck,
+                          sent_before);
         struct train_opts opts = {.ops = ctx->ops, .resume = resume, .progress_seconds = 5};
         struct train_hooks hooks = {.ctx = &j, .metric = on_metric, .log = on_log,
                                     .should_stop = should_stop};

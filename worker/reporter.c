@@ -133,6 +133,20 @@ static int add_lines(json_t *arr, char *buf, long first_seq)
     return 0;
 }
 
+/* Not synced: a record lost in a crash only makes a resume send points the
+ * server already holds, which it keys and keeps once. */
+static int write_acked(const char *path, long offset)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    int bad = fprintf(f, "%ld\n", offset) < 0;
+    bad |= fclose(f) != 0;
+    return bad || rename(tmp, path) != 0 ? -1 : 0;
+}
+
 /* Sends every whole line not yet acknowledged, batch after batch. */
 static int send_pending(struct reporter *rp, int metrics_ready)
 {
@@ -183,6 +197,9 @@ static int send_pending(struct reporter *rp, int metrics_ready)
             return SEND_LATER;
         tail_advance(&rp->metrics, nm, bm);
         tail_advance(&rp->logs, nl, bl);
+        if (nm && write_acked(rp->cfg.acked_path, rp->metrics.offset) != 0)
+            runlog_printf("cannot record the delivered length in %s: a resume may send "
+                          "some points again", rp->cfg.acked_path);
     }
 }
 
@@ -247,6 +264,7 @@ int reporter_start(const struct reporter_cfg *cfg, struct reporter **out, char *
     }
     rp->cfg = *cfg;
     tail_init(&rp->metrics, cfg->metrics_path);
+    rp->metrics.offset = cfg->metrics_start;
     tail_init(&rp->logs, cfg->log_path);
     rp->http = http_client_new(cfg->server, cfg->token, err, errlen);
     if (!rp->http) {

@@ -15,6 +15,11 @@ struct reporter_cfg {
     int64_t run;
     const char *metrics_path; /* read only after reporter_note_step: the trainer rewrites it on resume */
     const char *log_path;
+    /* Where the acknowledged length of metrics.jsonl is kept between runs,
+     * and where this run starts sending (see job.c): a resumed experiment
+     * does not send again what the server already holds. */
+    const char *acked_path;
+    long metrics_start;
     double heartbeat_s;       /* lease_seconds / 3 or less */
     double flush_s;           /* longest wait before new lines are sent */
     volatile const int *stop_now; /* when nonzero, give up sending (lines stay on disk) */
