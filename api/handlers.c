@@ -67,6 +67,14 @@ static const char *idem_key(struct req *r)
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Idempotency-Key");
 }
 
+/* A retry must be the same request: a key reused for another one is a
+ * client bug that would otherwise silently drop the second submission. */
+static enum MHD_Result idem_reused(struct req *r, const char *what)
+{
+    return reply_error(r, 422, "idempotency_key_reused", NULL,
+                       "this Idempotency-Key was already used for a different %s request", what);
+}
+
 enum MHD_Result h_create_experiment(struct req *r, int64_t unused)
 {
     (void)unused;
@@ -86,6 +94,8 @@ enum MHD_Result h_create_experiment(struct req *r, int64_t unused)
     int replayed;
     int rc = store_create_experiment(r->app->store, &s.row, idem_key(r), &id, &replayed);
     submission_free(&s);
+    if (rc == ST_CONFLICT)
+        return idem_reused(r, "experiment");
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment");
     if (!replayed)
@@ -124,6 +134,8 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
     free(text);
     free(rows);
     submissions_free(subs, n);
+    if (rc == ST_CONFLICT)
+        return idem_reused(r, "sweep");
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     if (!replayed)

@@ -29,11 +29,11 @@ static const char *const sql[Q_COUNT] = {
     [Q_BEGIN] = "BEGIN IMMEDIATE",
     [Q_COMMIT] = "COMMIT",
     [Q_ROLLBACK] = "ROLLBACK",
-    [Q_IDEM_EXP] = "SELECT id FROM experiments WHERE idem_key = ?1",
+    [Q_IDEM_EXP] = "SELECT id, spec FROM experiments WHERE idem_key = ?1",
     [Q_INSERT_EXP] = "INSERT INTO experiments (name, model, norm, device, gpus, priority, max_attempts,"
                      " steps, spec, state, sweep_id, sweep_cell, idem_key, created)"
                      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?11, ?12, ?13)",
-    [Q_IDEM_SWEEP] = "SELECT id FROM sweeps WHERE idem_key = ?1",
+    [Q_IDEM_SWEEP] = "SELECT id, body FROM sweeps WHERE idem_key = ?1",
     [Q_INSERT_SWEEP] = "INSERT INTO sweeps (created, idem_key, body) VALUES (?1, ?2, ?3)",
     [Q_GET_EXP] = "SELECT e.id, e.name, e.model, e.norm, e.device, e.state, e.attempts, e.max_attempts,"
                   " e.priority, e.reason, e.sweep_id, e.run_id, r.worker_id, e.step, e.steps,"
@@ -346,7 +346,10 @@ int store_integrity(struct store *st, char *buf, size_t len)
 
 /* ---- creation ---- */
 
-static int lookup_idem(struct conn *c, enum q q, const char *key, int64_t *id)
+/* The row an Idempotency-Key already made: ST_OK when it was made from the
+ * same request (text: the complete spec, or the sweep's body), ST_CONFLICT
+ * when the key is being reused for a different one. */
+static int lookup_idem(struct conn *c, enum q q, const char *key, const char *text, int64_t *id)
 {
     sqlite3_stmt *s = S(c, q);
     if (!s)
@@ -355,7 +358,8 @@ static int lookup_idem(struct conn *c, enum q q, const char *key, int64_t *id)
     int rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(s, 0);
-        return ST_OK;
+        const char *was = (const char *)sqlite3_column_text(s, 1);
+        return was && text && !strcmp(was, text) ? ST_OK : ST_CONFLICT;
     }
     return rc == SQLITE_DONE ? ST_NOTFOUND : ST_ERROR;
 }
@@ -394,11 +398,11 @@ int store_create_experiment(struct store *st, const struct new_experiment *e, co
         return ST_ERROR;
     struct conn *c = &st->writer;
     if (idem_key) {
-        int rc = lookup_idem(c, Q_IDEM_EXP, idem_key, id);
-        if (rc == ST_OK) {
-            *replayed = 1;
+        int rc = lookup_idem(c, Q_IDEM_EXP, idem_key, e->spec_json, id);
+        if (rc == ST_OK || rc == ST_CONFLICT) {
+            *replayed = rc == ST_OK;
             end(st, ST_CONFLICT);  /* nothing to write */
-            return ST_OK;
+            return rc;
         }
         if (rc == ST_ERROR)
             return end(st, ST_ERROR);
@@ -414,11 +418,11 @@ int store_create_sweep(struct store *st, const char *body, const char *idem_key,
         return ST_ERROR;
     struct conn *c = &st->writer;
     if (idem_key) {
-        int rc = lookup_idem(c, Q_IDEM_SWEEP, idem_key, sweep_id);
-        if (rc == ST_OK) {
-            *replayed = 1;
+        int rc = lookup_idem(c, Q_IDEM_SWEEP, idem_key, body, sweep_id);
+        if (rc == ST_OK || rc == ST_CONFLICT) {
+            *replayed = rc == ST_OK;
             end(st, ST_CONFLICT);
-            return ST_OK;
+            return rc;
         }
         if (rc == ST_ERROR)
             return end(st, ST_ERROR);

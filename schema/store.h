@@ -33,8 +33,9 @@ struct new_experiment {
     long steps;
 };
 
-/* With an idempotency key already used, *replayed is set and *id is the
- * experiment (or sweep) that key created; nothing is written. */
+/* With an idempotency key already used for the same request, *replayed is
+ * set and *id is the experiment (or sweep) that key created; used for a
+ * different request: ST_CONFLICT. Either way nothing is written. */
 int store_create_experiment(struct store *st, const struct new_experiment *e, const char *idem_key,
                             int64_t *id, int *replayed);
 int store_create_sweep(struct store *st, const char *body, const char *idem_key,

@@ -30,6 +30,9 @@ is "create: 201" "$code" 201
 is "create: queued" "$(jget state)" queued
 code=$(req POST /v1/experiments "$(spec '"name": "one"')" "${C[@]}" -H "Idempotency-Key: k-1")
 check "Idempotency-Key: same experiment, nothing new" bash -c "[ $code = 201 ] && [ '$(jget id)' = '$e1' ] && [ $(count) = 1 ]"
+code=$(req POST /v1/experiments "$(spec '"name": "other"')" "${C[@]}" -H "Idempotency-Key: k-1")
+reused=$(grep -c idempotency_key_reused "$t/body")
+is "Idempotency-Key reused for another spec: 422, nothing new" "$code $reused $(count)" "422 1 1"
 req POST /v1/experiments "$(spec '"name": "two", "priority": 5')" "${C[@]}" >/dev/null; e2=$(jget id)
 req POST /v1/experiments "$(spec '"name": "three"')" "${C[@]}" >/dev/null; e3=$(jget id)
 code=$(req POST /v1/experiments "$(RES='{"device": "cuda", "gpus": 1}' spec '"name": "gpu", "priority": 9')" "${C[@]}"); eg=$(jget id)
