@@ -46,6 +46,9 @@ BENCHES  = $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 
 # CUDA is optional: with nvcc the programs link the CUDA sources and say
 # "no GPU" cleanly where there is none; without it they are CPU-only.
+# cudart is linked statically and cuBLASLt is opened with dlopen at the
+# first matmul, so no CUDA library is needed to start. The GPU checks
+# (tests/gpu/run.sh) build into build/gpu/, which tests/run.sh never runs.
 CUDA_SRC = $(wildcard kernels/cuda/*.cu)
 ifneq ($(strip $(NVCC)),)
 ifneq ($(strip $(CUDA_SRC)),)
@@ -53,6 +56,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
 CUDA_DEFS = -DCOD_HAVE_CUDA
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda
 endif
 endif
 
@@ -142,7 +146,17 @@ build/bench/%: build/rel/bench/%.o $(REL_LIB)
 build/cuda/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -std=c++17 -O3 -I. -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
-		-Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
+		-Xcompiler -Wall,-Wextra,-Werror -MMD -MP -DCOD_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"' -c $< -o $@
+
+build/gpu/%: build/rel/tests/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+build/gpu/bench_train_cuda: build/rel/bench/gpu/bench_train_cuda.o $(REL_LIB) $(CUDA_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+
+gpu-tests: $(GPU_TESTS)
 
 deps:
 	scripts/deps.sh

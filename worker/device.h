@@ -1,7 +1,7 @@
 /* Which ops backend trains on a --device name, for cod-train and
- * cod-worker: "cpu" is the CPU backend; "cuda:N" is checked against the
- * machine (and refused until the CUDA trainer exists), so that a wrong
- * device is told plainly before any work. */
+ * cod-worker: "cpu" is the CPU backend; "cuda:N" is probed and made the
+ * current device for the CUDA backend (kernels/cuda/), so that a missing
+ * GPU or a build without nvcc is told plainly before any work. */
 #ifndef COD_DEVICE_H
 #define COD_DEVICE_H
 

@@ -33,3 +33,15 @@ extern "C" int cuda_probe(int index, char *err, size_t errlen)
              p.totalGlobalMem / 1073741824.0);
     return 0;
 }
+
+extern "C" int cuda_memory(size_t *used, size_t *total, char *err, size_t errlen)
+{
+    size_t free_bytes = 0;
+    cudaError_t e = cudaMemGetInfo(&free_bytes, total);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "cudaMemGetInfo: %s", cudaGetErrorString(e));
+        return -1;
+    }
+    *used = *total - free_bytes;
+    return 0;
+}

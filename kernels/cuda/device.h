@@ -13,6 +13,10 @@ extern "C" {
  * ("no GPU: …", or the devices there are). */
 int cuda_probe(int index, char *err, size_t errlen);
 
+/* Bytes in use and in all on the current device (every process's use), or
+ * -1 with err. */
+int cuda_memory(size_t *used, size_t *total, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

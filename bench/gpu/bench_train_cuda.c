@@ -1,0 +1,138 @@
+/* CUDA training throughput: tokens/s, MFU and device memory of full
+ * training updates (forward, backward, AdamW) of a preset at seq 256 and
+ * vocab 32000 on cuda:0, with the largest micro-batch that fits (halving
+ * from 128) unless one is given. Tokens are random ids: throughput does not
+ * depend on the text. MFU is against the dense bf16 peak given in TFLOP/s
+ * (989 for H100 SXM and H200), with the FLOPs of model_flops_per_token.
+ * usage: bench_train_cuda PRESET PEAK_TFLOPS [MICRO_BATCH] [STEPS] */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/cuda/device.h"
+#include "kernels/cuda/ops_cuda.h"
+#include "trainer/model.h"
+#include "trainer/rng.h"
+#include "trainer/spec.h"
+
+enum { SEQ = 256, VOCAB = 32000 };
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* the model and its Adam state at micro-batch B, or -1 (out of memory) */
+static int create(struct model *m, real **am, real **av, const struct model_config *c, int B,
+                  char *err, size_t errlen)
+{
+    if (model_create(m, &ops_cuda, c, B, err, errlen) != 0)
+        return -1;
+    *am = ops_cuda.alloc(m->n_params);
+    *av = ops_cuda.alloc(m->n_params);
+    if (*am && *av)
+        return 0;
+    snprintf(err, errlen, "out of memory for the Adam state at micro-batch %d", B);
+    ops_cuda.free(*am);
+    ops_cuda.free(*av);
+    model_destroy(m);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || argc > 5) {
+        fprintf(stderr, "usage: bench_train_cuda PRESET PEAK_TFLOPS [MICRO_BATCH] [STEPS]\n");
+        return 2;
+    }
+    double peak = atof(argv[2]) * 1e12;
+    int fixed_B = argc > 3 ? atoi(argv[3]) : 0, steps = argc > 4 ? atoi(argv[4]) : 10;
+    char err[1024], text[128];
+    snprintf(text, sizeof text, "{\"model\": \"%s\", \"norm\": \"lns\"}", argv[1]);
+    struct job_spec s;
+    struct spec_error se;
+    if (spec_parse(text, strlen(text), &s, &se) != 0) {
+        fprintf(stderr, "bench_train_cuda: %s: %s\n", se.field, se.message);
+        return 2;
+    }
+    if (cuda_probe(0, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_train_cuda: %s\n", err);
+        return 1;
+    }
+    printf("%s\n", err);
+    struct model_config c = {.dim = s.model.dim, .n_layers = s.model.n_layers,
+                             .n_heads = s.model.n_heads, .ffn_dim = s.model.ffn_dim,
+                             .vocab = VOCAB, .seq_len = SEQ, .norm = s.norm,
+                             .rope_theta = 10000, .norm_eps = 1e-6};
+    /* cuBLASLt's handle and workspace and the reduction partials are
+     * allocated at first use: take them before the model fills the device */
+    real *one = ops_cuda.alloc(1);
+    if (!one) {
+        fprintf(stderr, "bench_train_cuda: cannot allocate on the device\n");
+        return 1;
+    }
+    ops_cuda.matmul_fwd(one, one, one, 1, 1, 1);
+    ops_cuda.sum(one, 1);
+    struct model m;
+    real *am = NULL, *av = NULL;
+    int B = fixed_B > 0 ? fixed_B : 128;
+    while (create(&m, &am, &av, &c, B, err, sizeof err) != 0) {
+        if (fixed_B > 0 || B == 1) {
+            fprintf(stderr, "bench_train_cuda: %s\n", err);
+            return 1;
+        }
+        B /= 2;
+    }
+    if (model_init_weights(&m, 1, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_train_cuda: %s\n", err);
+        return 1;
+    }
+    int N = B * SEQ;
+    int32_t *tok = malloc((size_t)N * 4), *tgt = malloc((size_t)N * 4);
+    if (!tok || !tgt) {
+        fprintf(stderr, "bench_train_cuda: out of host memory\n");
+        return 1;
+    }
+    struct rng r;
+    rng_seed(&r, 1, 1);
+    for (int i = 0; i < N; i++) {
+        tok[i] = (int32_t)(rng_next(&r) % VOCAB);
+        tgt[i] = (int32_t)(rng_next(&r) % VOCAB);
+    }
+    double t0 = 0;
+    /* two warm-up steps plan the matmuls and allocate cuBLASLt's workspace;
+     * the loss (a device-to-host copy) makes each step wait for the GPU */
+    for (int step = -2; step < steps; step++) {
+        if (step == 0)
+            t0 = now();
+        ops_cuda.zero(m.grads, m.n_params);
+        model_forward(&m, tok, tgt, B, (real)(1.0 / N));
+        model_backward(&m);
+        ops_cuda.adam(m.params, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f, 0,
+                      step + 3);
+    }
+    double loss = ops_cuda.sum(m.losses, (size_t)N) / N, dt = now() - t0;
+    size_t used = 0, total = 0;
+    if (ops_cuda_error(err, sizeof err) != 0 || !isfinite(loss) ||
+        cuda_memory(&used, &total, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_train_cuda: %s\n", isfinite(loss) ? err : "non-finite loss");
+        return 1;
+    }
+    double tps = (double)N * steps / dt, flops = tps * model_flops_per_token(&m);
+    /* every buffer is allocated up front, so the use after the steps is the peak */
+    printf("RESULT impl=cod model=%s micro_batch=%d params_m=%.1f tokens_per_s=%.0f "
+           "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f\n",
+           argv[1], B, m.n_params / 1e6, tps, flops / 1e12, flops / peak, used / 1073741824.0,
+           loss);
+    free(tok);
+    free(tgt);
+    ops_cuda.free(am);
+    ops_cuda.free(av);
+    ops_cuda.free(one);
+    model_destroy(&m);
+    return 0;
+}

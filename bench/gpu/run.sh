@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# GPU training throughput: cod's CUDA backend against plain PyTorch (bf16
+# autocast, SDPA, fused AdamW; eager and torch.compile) on the same GPU in
+# the same run, for llama-71m, -130m, -350m and -1b at seq 256, vocab
+# 32000, each with the largest micro-batch that fits. Prints tokens/s, MFU
+# and peak device memory per implementation, and cod's tokens/s over each
+# PyTorch mode. MFU is against the dense bf16 peak: 989 TFLOP/s (H100 SXM,
+# H200) unless PEAK_TFLOPS says otherwise (H100 PCIe: 756, A100: 312).
+# Targets (issue 6): MFU ≥ 45% at llama-130m, ≥ 55% at llama-1b, ≥ 1.2×
+# torch.compile. Needs a GPU, the CUDA toolkit, and python3 with torch.
+# usage: bench/gpu/run.sh [preset...]
+set -u
+cd "$(dirname "$0")/../.."
+peak=${PEAK_TFLOPS:-989}
+steps=${STEPS:-10}
+presets=("$@")
+[ ${#presets[@]} -eq 0 ] && presets=(llama-71m llama-130m llama-350m llama-1b)
+out=bench/out/gpu
+mkdir -p "$out"
+make -j"$(nproc)" all build/gpu/bench_train_cuda > "$out/build.log" 2>&1 ||
+    { echo "build failed: see $out/build.log"; exit 1; }
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null |
+    sed 's/^/GPU: /'
+echo "dense bf16 peak for MFU: $peak TFLOP/s; seq 256, vocab 32000, $steps timed steps"
+field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<< "$2"; }
+printf '%-11s %-14s %6s %12s %8s %9s\n' model impl batch tokens/s MFU peak_GiB
+status=0
+for p in "${presets[@]}"; do
+    declare -A tps=()
+    for impl in cod torch-eager torch-compile; do
+        log="$out/$p-$impl.log"
+        case $impl in
+        cod) build/gpu/bench_train_cuda "$p" "$peak" "${MICRO_BATCH:-}" "$steps" > "$log" 2>&1 ;;
+        torch-*) python3 bench/gpu/torch_ref.py "$p" "$peak" --mode "${impl#torch-}" \
+                     ${MICRO_BATCH:+--micro-batch "$MICRO_BATCH"} --steps "$steps" > "$log" 2>&1 ;;
+        esac
+        r=$(grep '^RESULT' "$log" | tail -1)
+        if [ -z "$r" ]; then
+            printf '%-11s %-14s failed: %s\n' "$p" "$impl" "$(tail -1 "$log")"
+            status=1
+            continue
+        fi
+        tps[$impl]=$(field tokens_per_s "$r")
+        printf '%-11s %-14s %6s %12s %7.1f%% %9s\n' "$p" "$impl" "$(field micro_batch "$r")" \
+            "${tps[$impl]}" "$(awk -v m="$(field mfu "$r")" 'BEGIN { print 100 * m }')" \
+            "$(field peak_gib "$r")"
+    done
+    for ref in torch-eager torch-compile; do
+        [ -n "${tps[cod]:-}" ] && [ -n "${tps[$ref]:-}" ] &&
+            awk -v p="$p" -v r="$ref" -v a="${tps[cod]}" -v b="${tps[$ref]}" \
+                'BEGIN { printf "%-11s cod / %-13s %.2fx\n", p, r, a / b }'
+    done
+    unset tps
+done
+exit $status

@@ -1,0 +1,305 @@
+/* Causal softmax attention on [B,T,nh,hd], flash style: the T×T scores
+ * never reach device memory. The forward keeps an online max and sum per
+ * query row and stores only the row's logsumexp; the backward recomputes
+ * the probabilities from it. The state is [lse | D], B·nh·T each, where D
+ * = rowsum(P ⊙ dP) is the backward's scratch, as the CPU backend's state
+ * holds its dP scratch (so D's home costs the model no allocation).
+ *
+ * Layout of the work: a warp owns a few query (or key) rows; the 32 lanes
+ * take 32 keys (or queries) of a shared-memory tile at a time for the
+ * scores, then hold hd/32 columns each of the accumulators. Scores and
+ * accumulators are fp32 on CUDA cores, as the CPU's; tensor-core tiles are
+ * the next step for speed (see the report of issue 6). hd ≤ 128. */
+#include <cmath>
+#include <cstdio>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/internal.h"
+
+enum {
+    HD_MAX = 128,
+    TILE = 32,          /* keys (forward, dQ) or queries (dK, dV) per shared tile */
+    WARPS = 4,
+    FWD_RPW = 4,        /* query rows per warp in the forward */
+    BWD_RPW = 2,        /* rows per warp in the backward (two more tiles in shared memory) */
+    COLS = HD_MAX / 32, /* accumulator columns per lane */
+};
+static const unsigned FULL = 0xffffffffu;
+
+size_t cuda_attn_state_size(int B, int T, int nh) { return (size_t)2 * B * nh * T; }
+
+static __device__ float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(FULL, v, o);
+    return v;
+}
+
+static __device__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(FULL, v, o));
+    return v;
+}
+
+/* rows t0.. of one (batch, head) into a [rows][stride] shared tile, zero past T */
+static __device__ void load_rows(float *dst, int stride, const float *src, size_t d, int t0,
+                                 int rows, int T, int hd)
+{
+    for (int idx = threadIdx.x; idx < rows * hd; idx += blockDim.x) {
+        int r = idx / hd, c = idx % hd, t = t0 + r;
+        dst[r * stride + c] = t < T ? src[(size_t)t * d + c] : 0.0f;
+    }
+}
+
+static __device__ float row_dot(const float *a, const float *b, int hd)
+{
+    float s = 0;
+    for (int c = 0; c < hd; c++)
+        s += a[c] * b[c];
+    return s;
+}
+
+static __global__ void __launch_bounds__(WARPS * 32)
+    attn_fwd_kernel(float *out, float *lse, const float *q, const float *k, const float *v, int T,
+                    int nh, int hd, float scale)
+{
+    const int BR = WARPS * FWD_RPW;
+    __shared__ float Qs[BR][HD_MAX], Ks[TILE][HD_MAX + 1], Vs[TILE][HD_MAX];
+    int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
+        lane = threadIdx.x % 32;
+    size_t d = (size_t)nh * hd, base = (size_t)b * T * d + (size_t)h * hd;
+    int r0 = blockIdx.x * BR, last = min(T - 1, r0 + BR - 1);
+    load_rows(&Qs[0][0], HD_MAX, q + base, d, r0, BR, T, hd);
+    float m[FWD_RPW], l[FWD_RPW], acc[FWD_RPW][COLS];
+#pragma unroll
+    for (int rr = 0; rr < FWD_RPW; rr++) {
+        m[rr] = -INFINITY;
+        l[rr] = 0;
+#pragma unroll
+        for (int e = 0; e < COLS; e++)
+            acc[rr][e] = 0;
+    }
+    for (int j0 = 0; j0 <= last; j0 += TILE) {
+        __syncthreads(); /* the previous tile is consumed */
+        load_rows(&Ks[0][0], HD_MAX + 1, k + base, d, j0, TILE, T, hd);
+        load_rows(&Vs[0][0], HD_MAX, v + base, d, j0, TILE, T, hd);
+        __syncthreads();
+#pragma unroll
+        for (int rr = 0; rr < FWD_RPW; rr++) {
+            int r = warp + WARPS * rr, i = r0 + r, j = j0 + lane;
+            if (i >= T || j0 > i) /* warp-uniform */
+                continue;
+            float s = j <= i ? scale * row_dot(Qs[r], Ks[lane], hd) : -INFINITY;
+            float mnew = fmaxf(m[rr], warp_max(s)); /* finite: key j0 ≤ i is in the tile */
+            float p = j <= i ? expf(s - mnew) : 0.0f, corr = expf(m[rr] - mnew);
+            l[rr] = l[rr] * corr + warp_sum(p);
+            m[rr] = mnew;
+#pragma unroll
+            for (int e = 0; e < COLS; e++)
+                acc[rr][e] *= corr;
+            int keys = min(TILE, i - j0 + 1);
+            for (int jj = 0; jj < keys; jj++) {
+                float pj = __shfl_sync(FULL, p, jj);
+#pragma unroll
+                for (int e = 0; e < COLS; e++)
+                    if (lane + 32 * e < hd)
+                        acc[rr][e] += pj * Vs[jj][lane + 32 * e];
+            }
+        }
+    }
+#pragma unroll
+    for (int rr = 0; rr < FWD_RPW; rr++) {
+        int i = r0 + warp + WARPS * rr;
+        if (i >= T)
+            continue;
+        float inv = 1 / l[rr];
+#pragma unroll
+        for (int e = 0; e < COLS; e++)
+            if (lane + 32 * e < hd)
+                out[base + (size_t)i * d + lane + 32 * e] = acc[rr][e] * inv;
+        if (lane == 0)
+            lse[(size_t)bh * T + i] = m[rr] + logf(l[rr]);
+    }
+}
+
+/* Two passes over the keys of query rows, recomputing P from the lse: the
+ * first sums D = rowsum(P ⊙ dP) with dP = dO·Vᵀ (the CPU's rowsum, without
+ * the forward's output, which the op is not given), the second accumulates
+ * dQ = scale·dS·K with dS = P ⊙ (dP − D). */
+static __global__ void __launch_bounds__(WARPS * 32)
+    attn_dq_kernel(float *dq, float *Dst, const float *lse, const float *dout, const float *q,
+                   const float *k, const float *v, int T, int nh, int hd, float scale)
+{
+    const int BR = WARPS * BWD_RPW;
+    __shared__ float Qs[BR][HD_MAX], dOs[BR][HD_MAX], Ks[TILE][HD_MAX + 1],
+        Vs[TILE][HD_MAX + 1];
+    int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
+        lane = threadIdx.x % 32;
+    size_t d = (size_t)nh * hd, base = (size_t)b * T * d + (size_t)h * hd;
+    int r0 = blockIdx.x * BR, last = min(T - 1, r0 + BR - 1);
+    load_rows(&Qs[0][0], HD_MAX, q + base, d, r0, BR, T, hd);
+    load_rows(&dOs[0][0], HD_MAX, dout + base, d, r0, BR, T, hd);
+    float L[BWD_RPW], D[BWD_RPW], acc[BWD_RPW][COLS];
+#pragma unroll
+    for (int rr = 0; rr < BWD_RPW; rr++) {
+        int i = r0 + warp + WARPS * rr;
+        L[rr] = i < T ? lse[(size_t)bh * T + i] : 0;
+        D[rr] = 0;
+#pragma unroll
+        for (int e = 0; e < COLS; e++)
+            acc[rr][e] = 0;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int j0 = 0; j0 <= last; j0 += TILE) {
+            __syncthreads();
+            load_rows(&Ks[0][0], HD_MAX + 1, k + base, d, j0, TILE, T, hd);
+            load_rows(&Vs[0][0], HD_MAX + 1, v + base, d, j0, TILE, T, hd);
+            __syncthreads();
+#pragma unroll
+            for (int rr = 0; rr < BWD_RPW; rr++) {
+                int r = warp + WARPS * rr, i = r0 + r, j = j0 + lane;
+                if (i >= T || j0 > i)
+                    continue;
+                float p = 0, dp = 0;
+                if (j <= i) {
+                    p = expf(scale * row_dot(Qs[r], Ks[lane], hd) - L[rr]);
+                    dp = row_dot(dOs[r], Vs[lane], hd);
+                }
+                if (pass == 0) {
+                    D[rr] += p * dp; /* lane partials, summed after the pass */
+                    continue;
+                }
+                float ds = p * (dp - D[rr]);
+                int keys = min(TILE, i - j0 + 1);
+                for (int jj = 0; jj < keys; jj++) {
+                    float dsj = __shfl_sync(FULL, ds, jj);
+#pragma unroll
+                    for (int e = 0; e < COLS; e++)
+                        if (lane + 32 * e < hd)
+                            acc[rr][e] += dsj * Ks[jj][lane + 32 * e];
+                }
+            }
+        }
+        if (pass == 0)
+#pragma unroll
+            for (int rr = 0; rr < BWD_RPW; rr++)
+                D[rr] = warp_sum(D[rr]);
+    }
+#pragma unroll
+    for (int rr = 0; rr < BWD_RPW; rr++) {
+        int i = r0 + warp + WARPS * rr;
+        if (i >= T)
+            continue;
+#pragma unroll
+        for (int e = 0; e < COLS; e++)
+            if (lane + 32 * e < hd)
+                dq[base + (size_t)i * d + lane + 32 * e] = scale * acc[rr][e];
+        if (lane == 0)
+            Dst[(size_t)bh * T + i] = D[rr];
+    }
+}
+
+/* Key rows: dV = Pᵀ·dO and dK = scale·dSᵀ·Q over the queries i ≥ j. */
+static __global__ void __launch_bounds__(WARPS * 32)
+    attn_dkv_kernel(float *dk, float *dv, const float *lse, const float *Dst, const float *dout,
+                    const float *q, const float *k, const float *v, int T, int nh, int hd,
+                    float scale)
+{
+    const int BK = WARPS * BWD_RPW;
+    __shared__ float Ks[BK][HD_MAX], Vs[BK][HD_MAX], Qs[TILE][HD_MAX + 1],
+        dOs[TILE][HD_MAX + 1], Ls[TILE], Ds[TILE];
+    int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
+        lane = threadIdx.x % 32;
+    size_t d = (size_t)nh * hd, base = (size_t)b * T * d + (size_t)h * hd;
+    int k0 = blockIdx.x * BK;
+    load_rows(&Ks[0][0], HD_MAX, k + base, d, k0, BK, T, hd);
+    load_rows(&Vs[0][0], HD_MAX, v + base, d, k0, BK, T, hd);
+    float gk[BWD_RPW][COLS], gv[BWD_RPW][COLS];
+#pragma unroll
+    for (int rr = 0; rr < BWD_RPW; rr++)
+#pragma unroll
+        for (int e = 0; e < COLS; e++)
+            gk[rr][e] = gv[rr][e] = 0;
+    for (int i0 = k0; i0 < T; i0 += TILE) {
+        __syncthreads();
+        load_rows(&Qs[0][0], HD_MAX + 1, q + base, d, i0, TILE, T, hd);
+        load_rows(&dOs[0][0], HD_MAX + 1, dout + base, d, i0, TILE, T, hd);
+        if (threadIdx.x < TILE) {
+            int i = i0 + threadIdx.x;
+            Ls[threadIdx.x] = i < T ? lse[(size_t)bh * T + i] : 0;
+            Ds[threadIdx.x] = i < T ? Dst[(size_t)bh * T + i] : 0;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int rr = 0; rr < BWD_RPW; rr++) {
+            int r = warp + WARPS * rr, j = k0 + r, i = i0 + lane;
+            if (j >= T)
+                continue;
+            float p = 0, ds = 0;
+            if (i >= j && i < T) {
+                p = expf(scale * row_dot(Qs[lane], Ks[r], hd) - Ls[lane]);
+                ds = p * (row_dot(dOs[lane], Vs[r], hd) - Ds[lane]);
+            }
+            for (int ii = 0; ii < TILE; ii++) {
+                float pi = __shfl_sync(FULL, p, ii), dsi = __shfl_sync(FULL, ds, ii);
+#pragma unroll
+                for (int e = 0; e < COLS; e++)
+                    if (lane + 32 * e < hd) {
+                        gv[rr][e] += pi * dOs[ii][lane + 32 * e];
+                        gk[rr][e] += dsi * Qs[ii][lane + 32 * e];
+                    }
+            }
+        }
+    }
+#pragma unroll
+    for (int rr = 0; rr < BWD_RPW; rr++) {
+        int j = k0 + warp + WARPS * rr;
+        if (j >= T)
+            continue;
+#pragma unroll
+        for (int e = 0; e < COLS; e++)
+            if (lane + 32 * e < hd) {
+                dk[base + (size_t)j * d + lane + 32 * e] = scale * gk[rr][e];
+                dv[base + (size_t)j * d + lane + 32 * e] = gv[rr][e];
+            }
+    }
+}
+
+static int head_dim_ok(int hd, const char *op)
+{
+    if (hd >= 1 && hd <= HD_MAX)
+        return 1;
+    char why[96];
+    snprintf(why, sizeof why, "head dim %d is beyond the kernel's 1..%d", hd, (int)HD_MAX);
+    cuda_fail(__FILE__, __LINE__, op, why);
+    return 0;
+}
+
+void cuda_attention_fwd(real *out, real *state, const real *q, const real *k, const real *v, int B,
+                        int T, int nh, int hd)
+{
+    if (!head_dim_ok(hd, "attention_fwd") || B * nh * T == 0)
+        return;
+    const int BR = WARPS * FWD_RPW;
+    dim3 grid((T + BR - 1) / BR, B * nh);
+    attn_fwd_kernel<<<grid, WARPS * 32>>>(out, state, q, k, v, T, nh, hd,
+                                          (float)(1.0 / sqrt((double)hd)));
+    LAUNCH_CHECK("attention_fwd");
+}
+
+void cuda_attention_bwd(real *dq, real *dk, real *dv, const real *dout, const real *state,
+                        const real *q, const real *k, const real *v, int B, int T, int nh, int hd)
+{
+    if (!head_dim_ok(hd, "attention_bwd") || B * nh * T == 0)
+        return;
+    const int BR = WARPS * BWD_RPW;
+    float scale = (float)(1.0 / sqrt((double)hd));
+    const float *lse = state;
+    float *D = (float *)state + (size_t)B * nh * T; /* the backward's scratch half of the state */
+    dim3 grid((T + BR - 1) / BR, B * nh);
+    attn_dq_kernel<<<grid, WARPS * 32>>>(dq, D, lse, dout, q, k, v, T, nh, hd, scale);
+    LAUNCH_CHECK("attention_bwd (dq)");
+    attn_dkv_kernel<<<grid, WARPS * 32>>>(dk, dv, lse, D, dout, q, k, v, T, nh, hd, scale);
+    LAUNCH_CHECK("attention_bwd (dk, dv)");
+}

@@ -1,0 +1,283 @@
+/* Matmuls through cuBLASLt on fp32 buffers. The compute type is
+ * CUBLAS_COMPUTE_32F_FAST_16BF by default (inputs rounded to bf16 on the
+ * tensor cores, fp32 accumulation), CUBLAS_COMPUTE_32F under
+ * ops_cuda_exact_matmul(1). cuBLASLt is opened with dlopen at the first
+ * matmul rather than linked, so the binaries start (and say "no GPU") on
+ * machines without the CUDA libraries; its absence is reported by name.
+ *
+ * Row-major X[r,c] is column-major Xᵀ with ld c, so every product below is
+ * written for the transposes:
+ *   fwd  outᵀ[Out,N] = (wᵀ)ᵀ · inᵀ          A = w (T),    B = in (N)
+ *   din  dinᵀ[In,N] += wᵀ[In,Out] · doutᵀ   A = w (N),    B = dout (N), β = 1
+ *   dw   dwᵀ[In,Out] += inᵀ · dout          A = in (N),   B = dout (T), β = 1
+ * The β = 1 of the backward is the epilogue that matters here: gradients
+ * accumulate inside the matmul instead of in a second pass. */
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+
+#include <cublasLt.h>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/internal.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CUBLASLT_SONAME "libcublasLt.so." STR(CUBLAS_VER_MAJOR)
+#ifndef COD_CUDA_LIBDIR /* set by the Makefile to the toolkit's lib64 */
+#define COD_CUDA_LIBDIR "/usr/local/cuda/lib64"
+#endif
+
+int cuda_exact_matmul;
+
+extern "C" void ops_cuda_exact_matmul(int on) { cuda_exact_matmul = on != 0; }
+
+/* the entry points used, resolved from the library by name */
+static struct {
+    void *lib;
+    int tried;
+    decltype(&cublasLtCreate) Create;
+    decltype(&cublasLtGetStatusString) GetStatusString;
+    decltype(&cublasLtMatmul) Matmul;
+    decltype(&cublasLtMatmulDescCreate) MatmulDescCreate;
+    decltype(&cublasLtMatmulDescSetAttribute) MatmulDescSetAttribute;
+    decltype(&cublasLtMatmulDescDestroy) MatmulDescDestroy;
+    decltype(&cublasLtMatrixLayoutCreate) MatrixLayoutCreate;
+    decltype(&cublasLtMatrixLayoutDestroy) MatrixLayoutDestroy;
+    decltype(&cublasLtMatmulPreferenceCreate) MatmulPreferenceCreate;
+    decltype(&cublasLtMatmulPreferenceSetAttribute) MatmulPreferenceSetAttribute;
+    decltype(&cublasLtMatmulPreferenceDestroy) MatmulPreferenceDestroy;
+    decltype(&cublasLtMatmulAlgoGetHeuristic) MatmulAlgoGetHeuristic;
+} lt;
+
+static int load_cublaslt(const char *op)
+{
+    if (lt.lib)
+        return 0;
+    if (lt.tried)
+        return -1;
+    lt.tried = 1;
+    /* the loader's search path first, then the toolkit the build used */
+    lt.lib = dlopen(CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!lt.lib) {
+        char why[1024];
+        int n = snprintf(why, sizeof why, "cannot load %s (the CUDA %d cuBLASLt library): %s",
+                         CUBLASLT_SONAME, CUBLAS_VER_MAJOR, dlerror());
+        lt.lib = dlopen(COD_CUDA_LIBDIR "/" CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (!lt.lib) {
+            snprintf(why + n, sizeof why - n, "; nor from %s: %s", COD_CUDA_LIBDIR, dlerror());
+            cuda_fail(__FILE__, __LINE__, op, why);
+            return -1;
+        }
+    }
+    struct {
+        void **slot;
+        const char *name;
+    } syms[] = {
+        {(void **)&lt.Create, "cublasLtCreate"},
+        {(void **)&lt.GetStatusString, "cublasLtGetStatusString"},
+        {(void **)&lt.Matmul, "cublasLtMatmul"},
+        {(void **)&lt.MatmulDescCreate, "cublasLtMatmulDescCreate"},
+        {(void **)&lt.MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute"},
+        {(void **)&lt.MatmulDescDestroy, "cublasLtMatmulDescDestroy"},
+        {(void **)&lt.MatrixLayoutCreate, "cublasLtMatrixLayoutCreate"},
+        {(void **)&lt.MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy"},
+        {(void **)&lt.MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate"},
+        {(void **)&lt.MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute"},
+        {(void **)&lt.MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy"},
+        {(void **)&lt.MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic"},
+    };
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+        *syms[i].slot = dlsym(lt.lib, syms[i].name);
+        if (!*syms[i].slot) {
+            char why[512];
+            snprintf(why, sizeof why, "%s has no %s", CUBLASLT_SONAME, syms[i].name);
+            cuda_fail(__FILE__, __LINE__, op, why);
+            dlclose(lt.lib);
+            lt.lib = NULL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#define LT_CHECK(op, call)                                                                     \
+    do {                                                                                       \
+        cublasStatus_t s_ = (call);                                                            \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                     \
+            cuda_fail(__FILE__, __LINE__, op, lt.GetStatusString(s_));                         \
+            return -1;                                                                         \
+        }                                                                                      \
+    } while (0)
+
+enum { MAX_DEVICES = 16, MAX_PLANS = 256 };
+static const size_t WORKSPACE_BYTES = (size_t)32 << 20;
+
+/* A matmul shape with its descriptors and the algorithm the heuristic chose:
+ * a training step repeats a handful of shapes, so each is planned once.
+ * The pointers' alignments are part of the shape: a weight that follows a
+ * SkipInit scalar in the parameter buffer is only 4-byte aligned, and the
+ * heuristic assumes 256 unless told. */
+struct plan {
+    int ta, tb, m, n, k, exact;
+    uint32_t align_a, align_b, align_c;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t a, b, c;
+    cublasLtMatmulAlgo_t algo;
+};
+
+/* One handle and workspace per device, created at its first matmul. When
+ * the plan table is full (a process that builds many models), the oldest
+ * plan makes room. */
+static struct device_ctx {
+    cublasLtHandle_t handle;
+    void *workspace;
+    struct plan plans[MAX_PLANS];
+    int n_plans, oldest;
+} devices[MAX_DEVICES];
+
+static void drop_plan(struct plan *p)
+{
+    if (p->desc)
+        lt.MatmulDescDestroy(p->desc);
+    cublasLtMatrixLayout_t layouts[3] = {p->a, p->b, p->c};
+    for (int i = 0; i < 3; i++)
+        if (layouts[i])
+            lt.MatrixLayoutDestroy(layouts[i]);
+    memset(p, 0, sizeof *p);
+}
+
+static struct device_ctx *device_ctx(const char *op)
+{
+    int dev = 0;
+    CUDA_CHECK(op, cudaGetDevice(&dev));
+    if (dev < 0 || dev >= MAX_DEVICES) {
+        cuda_fail(__FILE__, __LINE__, op, "device index beyond the backend's table of 16");
+        return NULL;
+    }
+    struct device_ctx *c = &devices[dev];
+    if (c->handle)
+        return c;
+    if (load_cublaslt(op) != 0)
+        return NULL;
+    cublasStatus_t s = lt.Create(&c->handle);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        cuda_fail(__FILE__, __LINE__, op, lt.GetStatusString(s));
+        c->handle = NULL;
+        return NULL;
+    }
+    cudaError_t e = cudaMalloc(&c->workspace, WORKSPACE_BYTES);
+    if (e != cudaSuccess) {
+        cuda_fail(__FILE__, __LINE__, op, cudaGetErrorString(e));
+        c->workspace = NULL;
+        return NULL;
+    }
+    return c;
+}
+
+static int make_plan(struct device_ctx *c, struct plan *p, const char *op)
+{
+    cublasComputeType_t ct = p->exact ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_16BF;
+    cublasOperation_t ta = p->ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    LT_CHECK(op, lt.MatmulDescCreate(&p->desc, ct, CUDA_R_32F));
+    LT_CHECK(op, lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LT_CHECK(op, lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    /* stored shapes: A is m×k (k×m when transposed), B k×n (n×k), C m×n */
+    LT_CHECK(op, lt.MatrixLayoutCreate(&p->a, CUDA_R_32F, p->ta ? p->k : p->m,
+                                       p->ta ? p->m : p->k, p->ta ? p->k : p->m));
+    LT_CHECK(op, lt.MatrixLayoutCreate(&p->b, CUDA_R_32F, p->tb ? p->n : p->k,
+                                       p->tb ? p->k : p->n, p->tb ? p->n : p->k));
+    LT_CHECK(op, lt.MatrixLayoutCreate(&p->c, CUDA_R_32F, p->m, p->n, p->m));
+    cublasLtMatmulPreference_t pref;
+    LT_CHECK(op, lt.MatmulPreferenceCreate(&pref));
+    cublasStatus_t s = lt.MatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &WORKSPACE_BYTES, sizeof WORKSPACE_BYTES);
+    const struct {
+        cublasLtMatmulPreferenceAttributes_t attr;
+        const uint32_t *bytes;
+    } aligns[] = {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &p->align_a},
+                  {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &p->align_b},
+                  {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &p->align_c},
+                  {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &p->align_c}};
+    for (size_t i = 0; i < sizeof aligns / sizeof aligns[0] && s == CUBLAS_STATUS_SUCCESS; i++)
+        s = lt.MatmulPreferenceSetAttribute(pref, aligns[i].attr, aligns[i].bytes,
+                                            sizeof(uint32_t));
+    cublasLtMatmulHeuristicResult_t h;
+    int found = 0;
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = lt.MatmulAlgoGetHeuristic(c->handle, p->desc, p->a, p->b, p->c, p->c, pref, 1, &h,
+                                      &found);
+    lt.MatmulPreferenceDestroy(pref);
+    LT_CHECK(op, s);
+    if (found == 0) {
+        char why[160];
+        snprintf(why, sizeof why, "cuBLASLt has no algorithm for m=%d n=%d k=%d", p->m, p->n,
+                 p->k);
+        cuda_fail(__FILE__, __LINE__, op, why);
+        return -1;
+    }
+    p->algo = h.algo;
+    return 0;
+}
+
+static uint32_t alignment(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    uint32_t bytes = 1;
+    while (bytes < 256 && a % (2 * bytes) == 0)
+        bytes *= 2;
+    return bytes;
+}
+
+/* C[m,n] = A·B + beta·C in column-major terms, on the current device */
+static void gemm(const char *op, int ta, int tb, int m, int n, int k, const float *A,
+                 const float *B, float beta, float *C)
+{
+    if (cuda_failed())
+        return;
+    struct device_ctx *c = device_ctx(op);
+    if (!c)
+        return;
+    uint32_t aa = alignment(A), ab = alignment(B), ac = alignment(C);
+    struct plan *p = NULL;
+    for (int i = 0; i < c->n_plans && !p; i++) {
+        struct plan *q = &c->plans[i];
+        if (q->ta == ta && q->tb == tb && q->m == m && q->n == n && q->k == k &&
+            q->exact == cuda_exact_matmul && q->align_a == aa && q->align_b == ab &&
+            q->align_c == ac)
+            p = q;
+    }
+    if (!p) {
+        if (c->n_plans < MAX_PLANS) {
+            p = &c->plans[c->n_plans++];
+        } else {
+            p = &c->plans[c->oldest];
+            c->oldest = (c->oldest + 1) % MAX_PLANS;
+        }
+        drop_plan(p);
+        *p = (struct plan){ta, tb, m, n, k, cuda_exact_matmul, aa, ab, ac, NULL, NULL, NULL, NULL, {}};
+        if (make_plan(c, p, op) != 0) {
+            drop_plan(p); /* matches no shape, so it is never used, only reused */
+            return;
+        }
+    }
+    float alpha = 1;
+    cublasStatus_t s = lt.Matmul(c->handle, p->desc, &alpha, A, p->a, B, p->b, &beta, C, p->c, C,
+                                 p->c, &p->algo, c->workspace, WORKSPACE_BYTES, 0);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        cuda_fail(__FILE__, __LINE__, op, lt.GetStatusString(s));
+}
+
+void cuda_matmul_fwd(real *out, const real *in, const real *w, int N, int In, int Out)
+{
+    gemm("matmul_fwd", 1, 0, Out, N, In, w, in, 0, out);
+}
+
+void cuda_matmul_bwd(real *din, real *dw, const real *dout, const real *in, const real *w, int N,
+                     int In, int Out)
+{
+    if (din)
+        gemm("matmul_bwd (din)", 0, 0, In, N, Out, w, dout, 1, din);
+    gemm("matmul_bwd (dw)", 0, 1, In, Out, N, in, dout, 1, dw);
+}
