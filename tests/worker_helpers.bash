@@ -52,3 +52,10 @@ is() { if [ -n "$2" ] && [ "$2" = "$3" ]; then echo "PASS $1"; else echo "FAIL $
 layers_at() { get "/v1/experiments/$1/layers?name=$2&step=$3" | js "j.layers.map(l=>Number(l.value.toPrecision(9))).join(' ')"; }
 ref_layers_at() { grep "\"step\": $3, \"name\": \"$2\"" "$1" | sed 's/.*"value": \([^}]*\)}/\1/' |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(s.trim().split("\n").map(v=>Number(Number(v).toPrecision(9))).join(" ")))'; }
+submit() { req POST /v1/experiments "$1" >/dev/null; jget id; } # spec → experiment id
+# submit_vanishing: a job whose data is deleted right after it is accepted; prints its id
+submit_vanishing() {
+    cp -r "$t/data" "$t/data2"
+    submit "$(wspec vanished "$t/data2")"
+    rm -rf "$t/data2"
+}

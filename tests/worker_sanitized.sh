@@ -7,12 +7,9 @@ cd "$(dirname "$0")/.."
 . tests/worker_helpers.bash
 export COD_WORKER=build/san-bin/cod-worker ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 make_data
-cp -r "$t/data" "$t/data2"
 export STEPS=150 CKPT=50
 start_server --lease-seconds 6
-submit() { req POST /v1/experiments "$1" >/dev/null; jget id; }
-f=$(submit "$(wspec vanished "$t/data2")")
-rm -rf "$t/data2"
+f=$(submit_vanishing)
 e1=$(submit "$(wspec whole)")
 start_worker s
 wait_for 120 state_is "$e1" succeeded

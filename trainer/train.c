@@ -152,7 +152,12 @@ static int setup(struct run *r, char *err, size_t errlen)
     r->spec_json = spec_to_json(s);
     if (!r->adam_m || !r->adam_v || (s->stats_every > 0 && !r->before) || !r->tok || !r->tgt ||
         !r->spec_json || stats_alloc(&r->stats, s->model.n_layers)) {
-        snprintf(err, errlen, "out of memory for the optimizer state of %zu parameters", n);
+        int copies = s->stats_every > 0 ? 3 : 2;
+        snprintf(err, errlen,
+                 "out of memory on %s for the optimizer state: %.2f GiB (Adam m and v%s of "
+                 "%.2fM parameters, %s)",
+                 o->name, copies * (double)n * sizeof(real) / 1073741824.0,
+                 copies == 3 ? ", and a copy for the update ratios" : "", n / 1e6, s->model.preset);
         return -1;
     }
     return 0;
