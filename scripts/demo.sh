@@ -28,12 +28,15 @@ if curl -s -m 2 "$B/healthz" >/dev/null; then
     echo "demo: port $port is taken by another program; set COD_DEMO_PORT to a free port" >&2
     exit 1
 fi
-bin/cod-server --listen "127.0.0.1:$port" --db var/cod.db 2>>"$d/server.log" &
+# Own sessions (setsid): a Ctrl-C on the terminal reaches only this script,
+# which stops the worker with exactly one signal (a second would make it
+# abandon delivery) and leaves the server up.
+setsid bin/cod-server --listen "127.0.0.1:$port" --db var/cod.db 2>>"$d/server.log" &
 echo $! >"$d/server.pid"
 for _ in $(seq 100); do curl -s -m 1 "$B/healthz" >/dev/null && break; sleep 0.1; done
 curl -s -m 1 "$B/healthz" >/dev/null || { echo "demo: cod-server did not start; see $d/server.log" >&2; exit 1; }
 
-bin/cod-worker --server "$B" --work-dir var/worker --name demo-cpu >>"$d/worker.log" 2>&1 &
+setsid bin/cod-worker --server "$B" --work-dir var/worker --name demo-cpu >>"$d/worker.log" 2>&1 &
 worker=$!
 stop_worker() {
     kill -TERM "$worker" 2>/dev/null || return 0
