@@ -35,3 +35,5 @@ req() {
 }
 # the first value of a scalar JSON member in $t/body (compact JSON)
 jget() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" "$t/body" | head -1 | cut -d: -f2- | tr -d '"'; }
+# is NAME ACTUAL EXPECTED; an empty ACTUAL never passes (a failed command is not a match)
+is() { if [ -n "$2" ] && [ "$2" = "$3" ]; then echo "PASS $1"; else echo "FAIL $1 (got '${2:0:200}', want '${3:0:200}')"; fi; }

@@ -46,8 +46,6 @@ ref_curve() { # metrics.jsonl [name]
     grep "\"name\": \"${2:-train/loss}\"" "$1" | grep -v '"layer"' |
         sed 's/{"step": \([0-9]*\), .*"value": \([^}]*\)}/\1 \2/' | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.trim().split("\n")){const [a,b]=l.split(" ");console.log(a+" "+(b==="null"?"null":Number(Number(b).toPrecision(9))))}})'
 }
-# is NAME ACTUAL EXPECTED; an empty ACTUAL never passes (a failed command is not a match)
-is() { if [ -n "$2" ] && [ "$2" = "$3" ]; then echo "PASS $1"; else echo "FAIL $1 (got '${2:0:200}', want '${3:0:200}')"; fi; }
 # values of one per-layer metric at a step, as %.9g, space-separated
 layers_at() { get "/v1/experiments/$1/layers?name=$2&step=$3" | js "j.layers.map(l=>Number(l.value.toPrecision(9))).join(' ')"; }
 ref_layers_at() { grep "\"step\": $3, \"name\": \"$2\"" "$1" | sed 's/.*"value": \([^}]*\)}/\1/' |
