@@ -69,7 +69,9 @@ const struct route *route_match(const char *method, const char *path, int64_t *i
             continue;
         *path_known = 1;
         *pattern = &routes[i];
-        if (!strcmp(routes[i].method, method))
+        /* HEAD is GET without the body, which libmicrohttpd leaves out itself */
+        if (!strcmp(routes[i].method, method) ||
+            (!strcmp(method, "HEAD") && !strcmp(routes[i].method, "GET")))
             return &routes[i];
     }
     return NULL;

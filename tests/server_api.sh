@@ -66,6 +66,7 @@ code=$(curl -s -o "$t/body" -w '%{http_code}' -X POST "$B/v1/experiments" "${C[@
 code=$(req GET /v1/nothing "" "${C[@]}"); err_names "unknown route: 404" 404 "$code" not_found
 code=$(curl -s -D "$t/hdr" -o "$t/body" -w '%{http_code}' -X DELETE "$B/v1/experiments" "${C[@]}"); err_names "wrong method: 405" 405 "$code" method_not_allowed
 check "405 says Allow" grep -qi '^Allow: GET, POST' "$t/hdr"
+is "HEAD of a GET route: 200, no body" "$(curl -s -I -o "$t/body" -w '%{http_code} %{size_download}' "$B/healthz")" "200 0"
 code=$(req GET "/v1/experiments?limit=abc" "" "${C[@]}"); err_names "bad query value named" 400 "$code" '"field":"limit"'
 is "nothing invalid was queued" "$(count)" "$n0"
 
