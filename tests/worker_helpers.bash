@@ -40,16 +40,20 @@ wait_for() {
 }
 state_is() { [ "$(field "$1" state)" = "$2" ]; }
 step_at_least() { [ "$(field "$1" step)" -ge "$2" ] 2>/dev/null; }
-# the train/loss curve of an experiment as "step value" lines, %.9g as metrics.jsonl writes it
-curve() { get "/v1/experiments/$1/metrics?name=${2:-train/loss}" | js "j.series['${2:-train/loss}'].map(p=>p[0]+' '+(p[1]===null?'null':Number(p[1].toPrecision(9))))"; }
+# prec9: every number in the text on stdin rounded to 9 significant digits,
+# as metrics.jsonl writes them (%.9g), so server and file values compare
+prec9() {
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(s.replace(/-?[0-9][0-9.]*(e[-+]?[0-9]+)?/gi,x=>String(Number(Number(x).toPrecision(9))))))'
+}
+# the train/loss curve of an experiment as "step value" lines
+curve() { get "/v1/experiments/$1/metrics?name=${2:-train/loss}" | js "j.series['${2:-train/loss}'].map(p=>p[0]+' '+p[1])" | prec9; }
 ref_curve() { # metrics.jsonl [name]
     grep "\"name\": \"${2:-train/loss}\"" "$1" | grep -v '"layer"' |
-        sed 's/{"step": \([0-9]*\), .*"value": \([^}]*\)}/\1 \2/' | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.trim().split("\n")){const [a,b]=l.split(" ");console.log(a+" "+(b==="null"?"null":Number(Number(b).toPrecision(9))))}})'
+        sed 's/{"step": \([0-9]*\), .*"value": \([^}]*\)}/\1 \2/' | prec9
 }
-# values of one per-layer metric at a step, as %.9g, space-separated
-layers_at() { get "/v1/experiments/$1/layers?name=$2&step=$3" | js "j.layers.map(l=>Number(l.value.toPrecision(9))).join(' ')"; }
-ref_layers_at() { grep "\"step\": $3, \"name\": \"$2\"" "$1" | sed 's/.*"value": \([^}]*\)}/\1/' |
-    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(s.trim().split("\n").map(v=>Number(Number(v).toPrecision(9))).join(" ")))'; }
+# values of one per-layer metric at a step, space-separated
+layers_at() { get "/v1/experiments/$1/layers?name=$2&step=$3" | js "j.layers.map(l=>l.value).join(' ')" | prec9; }
+ref_layers_at() { grep "\"step\": $3, \"name\": \"$2\"" "$1" | sed 's/.*"value": \([^}]*\)}/\1/' | paste -sd' ' | prec9; }
 submit() { req POST /v1/experiments "$1" >/dev/null; jget id; } # spec → experiment id
 # submit_vanishing: a job whose data is deleted right after it is accepted; prints its id
 submit_vanishing() {

@@ -13,6 +13,7 @@
 #include "clients/http_client.h"
 #include "kernels/ops.h"
 #include "trainer/fileio.h"
+#include "worker/backoff.h"
 #include "worker/device.h"
 #include "worker/job.h"
 #include "worker/runlog.h"
@@ -54,7 +55,7 @@ static int register_worker(struct http_client *http, const char *name, const cha
                            long long *id, double *heartbeat_s)
 {
     json_t *body = json_pack("{s:s,s:s,s:i}", "name", name, "device", device, "capacity", 1);
-    double delay = 0.5;
+    double delay = 0;
     int said = 0, rc = -1;
     char err[512];
     while (body && !stop) {
@@ -64,8 +65,7 @@ static int register_worker(struct http_client *http, const char *name, const cha
             if (!said++)
                 runlog_printf("cannot reach the server yet (%s); retrying", err);
             http_response_clear(&res);
-            sleep_interruptible(delay);
-            delay = delay < 5 ? delay * 2 : 5;
+            sleep_interruptible(backoff_next(&delay));
             continue;
         }
         if (res.status == 201) {
@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     long long id = 0;
     long jobs = 0;
     int rc = 0, idle_said = 0, down_said = 0;
-    double delay = 0.5;
+    double delay = 0;
     runlog_printf("cod-worker on %s, %d threads, work dir %s, server %s", device,
                   omp_get_max_threads(), work_dir, server);
     while (!stop && (!max_jobs || jobs < max_jobs)) {
@@ -198,14 +198,13 @@ int main(int argc, char **argv)
                 break;
             if (!down_said++)
                 runlog_printf("server unreachable (%s); retrying", err);
-            sleep_interruptible(delay);
-            delay = delay < 5 ? delay * 2 : 5;
+            sleep_interruptible(backoff_next(&delay));
             continue;
         }
         if (down_said)
             runlog_printf("server reachable again");
         down_said = 0;
-        delay = 0.5;
+        delay = 0;
         if (res.status == 204) {
             if (!idle_said++)
                 runlog_printf("waiting for work");

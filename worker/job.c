@@ -10,6 +10,7 @@
 #include "trainer/fileio.h"
 #include "trainer/spec.h"
 #include "trainer/train.h"
+#include "worker/backoff.h"
 #include "worker/reporter.h"
 #include "worker/runlog.h"
 
@@ -91,7 +92,7 @@ static const char *finish(const struct job_ctx *ctx, struct http_client *http, l
     snprintf(path, sizeof path, "/v1/runs/%lld/finish", run);
     json_t *body = reason ? json_pack("{s:s,s:s}", "outcome", outcome, "reason", reason)
                           : json_pack("{s:s}", "outcome", outcome);
-    double delay = 0.5;
+    double delay = 0;
     const char *told = "abandoned";
     while (body && !*ctx->stop_now) {
         struct http_response res;
@@ -107,9 +108,9 @@ static const char *finish(const struct job_ctx *ctx, struct http_client *http, l
         http_response_clear(&res);
         if (!retry)
             break;
-        runlog_printf("finish (%s) not delivered (%s); retrying in %.1f s", outcome, err, delay);
-        usleep((useconds_t)(delay * 1e6));
-        delay = delay < 5 ? delay * 2 : 5;
+        double wait = backoff_next(&delay);
+        runlog_printf("finish (%s) not delivered (%s); retrying in %.1f s", outcome, err, wait);
+        usleep((useconds_t)(wait * 1e6));
     }
     json_decref(body);
     return told;

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "clients/http_client.h"
+#include "worker/backoff.h"
 #include "worker/runlog.h"
 #include "worker/tail.h"
 
@@ -28,14 +29,6 @@ struct reporter {
     int unreachable;  /* reports are waiting for the server */
     double backoff;
 };
-
-static double retry_delay(struct reporter *rp)
-{
-    rp->backoff = rp->backoff > 0 ? rp->backoff * 2 : 0.5;
-    if (rp->backoff > 5)
-        rp->backoff = 5;
-    return rp->backoff;
-}
 
 static void now_unreachable(struct reporter *rp, const char *why)
 {
@@ -232,7 +225,8 @@ static void *loop(void *arg)
             pthread_mutex_unlock(&rp->mu);
             int ok = heartbeat(rp, step) == 0;
             pthread_mutex_lock(&rp->mu);
-            next_hb = runlog_now() + (ok ? rp->cfg.heartbeat_s : retry_delay(rp));
+            next_hb = runlog_now() +
+                      (ok ? rp->cfg.heartbeat_s : backoff_next(&rp->backoff));
             continue;
         }
         if (rp->draining || now >= next_flush) {
@@ -244,7 +238,8 @@ static void *loop(void *arg)
                 rp->all_sent = 1;
                 break;
             }
-            next_flush = runlog_now() + (rc == SEND_LATER ? retry_delay(rp) : rp->cfg.flush_s);
+            next_flush = runlog_now() +
+                         (rc == SEND_LATER ? backoff_next(&rp->backoff) : rp->cfg.flush_s);
             if (!draining || rc == SEND_LATER)
                 wait_until(rp, next_flush < next_hb ? next_flush : next_hb);
             continue;
