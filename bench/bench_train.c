@@ -96,12 +96,13 @@ int main(int argc, char **argv)
         ops_cpu.zero(m.grads, m.n_params);
         model_forward(&m, tok, tgt, B, (real)(1.0 / N));
         model_backward(&m);
-        ops_cpu.adam(m.params, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f, 0, s + 2);
+        ops_cpu.adam(m.params, m.wact, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f, 0,
+                     s + 2, 0);
     }
     double dt = now() - t0, tps = (double)N * steps / dt;
     double achieved = tps * model_flops_per_token(&m);
     printf("model dim %d layers %d heads %d ffn %d vocab %d: %.2fM params, micro-batch %d x 256\n",
-           c.dim, c.n_layers, c.n_heads, c.ffn_dim, c.vocab, m.n_params / 1e6, B);
+           c.dim, c.n_layers, c.n_heads, c.ffn_dim, c.vocab, m.n_weights / 1e6, B);
     printf("sgemm after training:\n");
     double sg = sgemm_flops(N, c.dim, c.ffn_dim, c.vocab);
     sg = sg > sg_before ? sg : sg_before;

@@ -1,10 +1,23 @@
 /* The ops table: every numeric operation the transformer needs, forward and
  * backward. The model (trainer/model.c) is written once against it; the CPU
  * backend (kernels/cpu/) is the reference and the CUDA backend must match it.
- * Buffers are backend memory: the model never dereferences them, it moves
- * data in and out with upload/download. Shapes are row-major; N = B·T rows.
- * Functions named *_bwd accumulate (+=) into parameter gradients; into input
- * gradients they accumulate too, so callers zero what must start at zero. */
+ *
+ * Two element types. `real` (float; double in the gradient-check build) is
+ * the master precision: parameters, gradients, Adam's moments, the norms'
+ * 1/rms, the losses. `act` is a backend's own storage type for activations,
+ * their gradients and the weights the matmuls read: real on the CPU, bf16 on
+ * CUDA. An act buffer is opaque to the model: it offsets into one with
+ * act_at() and moves data in and out with upload_act/download_act, which
+ * convert. Where act is real (act_is_real), the weights the matmuls read are
+ * the master weights themselves; otherwise they are a copy that to_act()
+ * and adam() keep in step.
+ *
+ * Buffers are backend memory: the model never dereferences them. Shapes are
+ * row-major; N = B·T rows. Outputs are overwritten unless a comment says
+ * "+=": parameter gradients accumulate (micro-batches add into them). A
+ * backend that can fault (a GPU) records the first fault and reports it
+ * through error(); after a fault its results are meaningless and the
+ * caller must stop. */
 #ifndef COD_OPS_H
 #define COD_OPS_H
 
@@ -13,77 +26,127 @@
 
 #include "kernels/real.h"
 
+typedef struct act act; /* never defined: storage of a backend's activation type */
+
 struct ops {
     const char *name;
+    size_t act_bytes; /* bytes per act element */
+    int act_is_real;  /* act is this build's real: act and real buffers interchange */
 
-    real *(*alloc)(size_t n);                 /* n elements, zeroed; NULL on failure */
+    real *(*alloc)(size_t n); /* n elements, zeroed; NULL on failure */
+    act *(*alloc_act)(size_t n);
     int32_t *(*alloc_i32)(size_t n);
     void (*free)(void *p);
     void (*zero)(real *p, size_t n);
+    void (*zero_act)(act *p, size_t n);
     void (*copy)(real *dst, const real *src, size_t n);
+    void (*copy_act)(act *dst, const act *src, size_t n);
     void (*upload)(real *dst, const real *host, size_t n);
     void (*download)(real *host, const real *src, size_t n);
+    void (*upload_act)(act *dst, const real *host, size_t n); /* rounds to act */
+    void (*download_act)(real *host, const act *src, size_t n);
     void (*upload_i32)(int32_t *dst, const int32_t *host, size_t n);
+    /* the compute copy of master values, rounded to act */
+    void (*to_act)(act *dst, const real *src, size_t n);
 
-    /* out[N,Out] = in[N,In] · w[Out,In]ᵀ */
-    void (*matmul_fwd)(real *out, const real *in, const real *w, int N, int In, int Out);
-    /* din[N,In] += dout · w (skipped when din is NULL); dw[Out,In] += doutᵀ · in */
-    void (*matmul_bwd)(real *din, real *dw, const real *dout, const real *in, const real *w,
-                       int N, int In, int Out);
+    /* 0, or -1 with err naming the first fault ("op: what"); sticky */
+    int (*error)(char *err, size_t errlen);
+
+    /* out[N,Out] = a·(in[N,In] · w[Out,In]ᵀ) + b·res[N,Out]; res NULL adds nothing */
+    void (*matmul_fwd)(act *out, const act *in, const act *w, int N, int In, int Out, real a,
+                       const act *res, real b);
+    /* dw[Out,In] += a·doutᵀ · in (skipped when dw is NULL), then
+     * din[N,In] = a·(dout · w) + b·res (skipped when din is NULL; res may be
+     * din itself or NULL); din may also be in, which dw has already read */
+    void (*matmul_bwd)(act *din, real *dw, const act *dout, const act *in, const act *w, int N,
+                       int In, int Out, real a, const act *res, real b);
 
     /* out[N,d] = table[tok[n]] */
-    void (*embedding_fwd)(real *out, const int32_t *tok, const real *table, int N, int d);
-    void (*embedding_bwd)(real *dtable, const real *dout, const int32_t *tok, int N, int d);
+    void (*embedding_fwd)(act *out, const int32_t *tok, const act *table, int N, int d);
+    /* dtable[v] += Σ dout[n] over the rows n with tok[n] = v, in a fixed
+     * order: pos[] lists the rows grouped by token (ascending rows within a
+     * group), group k being pos[start[k]] … pos[start[k+1]−1]; n_groups
+     * groups, start[] has n_groups+1 entries. */
+    void (*embedding_bwd)(real *dtable, const act *dout, const int32_t *tok, const int32_t *pos,
+                          const int32_t *start, int n_groups, int d);
 
-    /* out = s · g ⊙ x / sqrt(mean(x²) + eps), rstd[N] kept for the backward */
-    void (*rmsnorm_fwd)(real *out, real *rstd, const real *x, const real *g, int N, int d,
-                        real s, real eps);
-    void (*rmsnorm_bwd)(real *dx, real *dg, const real *dout, const real *x, const real *g,
-                        const real *rstd, int N, int d, real s);
+    /* u = s_in·x; rstd[n] = 1/sqrt(mean(u²) + eps);
+     * out = s_out·g ⊙ u·rstd + b·res (res NULL adds nothing) */
+    void (*rmsnorm_fwd)(act *out, real *rstd, const act *x, const real *g, int N, int d,
+                        real s_in, real s_out, real eps, const act *res, real b);
+    /* out = s_out·g ⊙ s_in·x·rstd from a kept rstd (the backward's recompute) */
+    void (*rmsnorm_apply)(act *out, const act *x, const real *g, const real *rstd, int N, int d,
+                          real s_in, real s_out);
+    /* dx = ∂/∂x of Σ dout ⊙ out + b·res (res NULL adds nothing);
+     * dg += ∂/∂g of the same */
+    void (*rmsnorm_bwd)(act *dx, real *dg, const act *dout, const act *x, const real *g,
+                        const real *rstd, int N, int d, real s_in, real s_out, const act *res,
+                        real b);
 
-    /* Rotary embedding, non-interleaved (rotate_half), on [B,T,nh,hd].
-     * dir = +1 rotates forward; dir = -1 is the transpose, i.e. its backward. */
-    void (*rope)(real *out, const real *in, int B, int T, int nh, int hd, real theta, int dir);
+    /* Rotary embedding in place, non-interleaved (rotate_half), on the
+     * first n_vec vectors of hd elements in each of N rows of `stride`
+     * elements; row n is position n % T. cos/sin: [T, hd/2] tables. dir = +1
+     * rotates; dir = −1 is the transpose, i.e. the backward. */
+    void (*rope)(act *x, int N, int T, int n_vec, int hd, int stride, const real *cos,
+                 const real *sin, int dir);
 
-    /* Causal softmax attention on [B,T,nh,hd]; state holds what the backward
-     * needs, attn_state_size(B,T,nh) elements. */
+    /* Causal softmax attention. qkv rows are [q | k | v], each nh·hd with
+     * head h at h·hd; out [N, nh·hd]. state holds what the backward needs,
+     * attn_state_size(B,T,nh) elements. */
     size_t (*attn_state_size)(int B, int T, int nh);
-    void (*attention_fwd)(real *out, real *state, const real *q, const real *k, const real *v,
-                          int B, int T, int nh, int hd);
-    /* dq, dk, dv are overwritten */
-    void (*attention_bwd)(real *dq, real *dk, real *dv, const real *dout, const real *state,
-                          const real *q, const real *k, const real *v, int B, int T, int nh, int hd);
+    void (*attention_fwd)(act *out, real *state, const act *qkv, int B, int T, int nh, int hd);
+    /* dqkv, packed as qkv, from dout and the forward's out, state and qkv */
+    void (*attention_bwd)(act *dqkv, const act *dout, const act *out, real *state,
+                          const act *qkv, int B, int T, int nh, int hd);
 
-    /* out = silu(gate) ⊙ up ; backward overwrites dgate, dup */
-    void (*swiglu_fwd)(real *out, const real *gate, const real *up, size_t n);
-    void (*swiglu_bwd)(real *dgate, real *dup, const real *dout, const real *gate,
-                       const real *up, size_t n);
+    /* h[N,f] = silu(gate) ⊙ up, gu rows [gate | up] of 2f */
+    void (*swiglu_fwd)(act *h, const act *gu, int N, int f);
+    /* dgu [dgate | dup] from dh; h != NULL also gets the forward's h again
+     * (h may be dh: each element of dh is read before h's is written) */
+    void (*swiglu_bwd)(act *dgu, act *h, const act *dh, const act *gu, int N, int f);
 
-    /* y = a·x + b·y */
-    void (*axpby)(real *y, real a, const real *x, real b, size_t n);
+    /* y = a·x + b·y (x may be y) */
+    void (*axpby)(act *y, real a, const act *x, real b, size_t n);
     /* out[N,d] = lam ⊙ in, lam of length c ∈ {1, d} (SkipInit, LayerScale) */
-    void (*chscale_fwd)(real *out, const real *in, const real *lam, int N, int d, int c);
-    /* din += lam ⊙ dout; dlam += Σ dout ⊙ in */
-    void (*chscale_bwd)(real *din, real *dlam, const real *dout, const real *in,
-                        const real *lam, int N, int d, int c);
+    void (*chscale_fwd)(act *out, const act *in, const real *lam, int N, int d, int c);
+    /* din = lam ⊙ dout; dlam += Σ dout ⊙ in */
+    void (*chscale_bwd)(act *din, real *dlam, const act *dout, const act *in, const real *lam,
+                        int N, int d, int c);
 
-    /* Per row: loss[n] = logsumexp(logits[n]) - logits[n][tgt[n]] (0 where
-     * tgt < 0). The logits are overwritten by grad_scale·(softmax − onehot),
-     * the gradient of grad_scale·Σ loss (zero rows where tgt < 0). */
-    void (*cross_entropy)(real *loss, real *logits, const int32_t *tgt, int N, int V,
+    /* Per row: loss[n] = logsumexp(logits[n]) − logits[n][tgt[n]] (0 where
+     * tgt < 0). With grad_scale != 0 the logits are overwritten by
+     * grad_scale·(softmax − onehot), the gradient of grad_scale·Σ loss (zero
+     * rows where tgt < 0); with 0 they are left as they were. */
+    void (*cross_entropy)(real *loss, act *logits, const int32_t *tgt, int N, int V,
                           real grad_scale);
 
-    /* Adam with bias correction and decoupled weight decay (AdamW). */
-    void (*adam)(real *p, const real *g, real *m, real *v, size_t n, real lr, real b1, real b2,
-                 real eps, real wd, long step);
+    /* AdamW with bias correction and decoupled weight decay on n master
+     * parameters, the gradient scaled by min(1, clip/‖g‖) when clip > 0;
+     * also writes the compute copy pact unless act_is_real. Returns ‖g‖
+     * before the clip (NaN after a fault). */
+    double (*adam)(real *p, act *pact, const real *g, real *m, real *v, size_t n, real lr,
+                   real b1, real b2, real eps, real wd, long step, double clip);
 
-    /* Reductions return double on the host. */
+    /* Reductions return double on the host, each in a fixed order. */
     double (*sum)(const real *x, size_t n);
     double (*sumsq)(const real *x, size_t n);
-    double (*dot)(const real *x, const real *y, size_t n);
+    double (*dist2)(const real *x, const real *y, size_t n); /* Σ (x − y)² */
+    double (*act_sum)(const act *x, size_t n);
+    double (*act_sumsq)(const act *x, size_t n);
     /* Σ over rows of arccos(cos(a_n, b_n))/π for [N,d] */
-    double (*angular_sum)(const real *a, const real *b, int N, int d);
+    double (*angular_sum)(const act *a, const act *b, int N, int d);
 };
+
+/* element i of an act buffer */
+static inline act *act_at(const struct ops *o, act *p, size_t i)
+{
+    return (act *)((char *)p + i * o->act_bytes);
+}
+
+static inline const act *act_at_c(const struct ops *o, const act *p, size_t i)
+{
+    return (const act *)((const char *)p + i * o->act_bytes);
+}
 
 extern const struct ops ops_cpu;
 

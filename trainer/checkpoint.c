@@ -70,12 +70,16 @@ static int list_steps(const char *ckdir, long **steps, int *n)
 }
 
 /* Writes nsets copies of the model's tensor list, set i from bufs[i] with
- * names suffixed by suffixes[i]: the weights are one set, Adam's moments two. */
+ * names suffixed by suffixes[i]: the weights are one set, Adam's moments two.
+ * A tensor whose rows are padded in the buffer is packed first. */
 static int write_sets(const char *path, const struct model *m, const real *const *bufs,
                       const char *const *suffixes, int nsets, char *err, size_t errlen)
 {
-    size_t nt = (size_t)m->n_tensors * nsets;
-    real *host = malloc((size_t)nsets * m->n_params * sizeof(real));
+    size_t nt = (size_t)m->n_tensors * nsets, packed = 0;
+    for (int i = 0; i < m->n_tensors; i++)
+        if (m->info[i].ndim == 2 && m->info[i].ld != (size_t)m->info[i].shape[1])
+            packed += m->info[i].n;
+    real *host = malloc(((size_t)nsets * m->n_params + (size_t)nsets * packed) * sizeof(real));
     struct st_tensor *t = calloc(nt, sizeof(*t));
     if (!host || !t) {
         free(host);
@@ -85,15 +89,23 @@ static int write_sets(const char *path, const struct model *m, const real *const
     }
     for (int k = 0; k < nsets; k++)
         m->ops->download(host + (size_t)k * m->n_params, bufs[k], m->n_params);
+    real *spare = host + (size_t)nsets * m->n_params;
     for (size_t i = 0; i < nt; i++) {
         int k = (int)(i / m->n_tensors);
         const struct param_info *p = &m->info[i % m->n_tensors];
+        const real *image = host + (size_t)k * m->n_params;
         snprintf(t[i].name, sizeof(t[i].name), "%s%s", p->name, suffixes[k]);
         t[i].dtype = ST_REAL;
         t[i].ndim = p->ndim;
         t[i].shape[0] = p->shape[0];
         t[i].shape[1] = p->shape[1];
-        t[i].data = host + (size_t)k * m->n_params + p->offset;
+        if (p->ndim == 2 && p->ld != (size_t)p->shape[1]) {
+            param_pack(p, image, spare);
+            t[i].data = spare;
+            spare += p->n;
+        } else {
+            t[i].data = image + p->offset;
+        }
     }
     const char *meta[] = {"format", "pt", "producer", "cod"};
     int rc = st_write(path, t, (int)nt, meta, 2, err, errlen);
@@ -168,22 +180,31 @@ static int read_tensors(const char *path, struct model *m, real *dst, const char
     struct st_file f;
     if (st_read(path, &f, err, errlen))
         return -1;
-    real *host = malloc(m->n_params * sizeof(real));
+    size_t widest = 0;
+    for (int i = 0; i < m->n_tensors; i++)
+        widest = m->info[i].n > widest ? m->info[i].n : widest;
+    /* zeroed: the padding between and inside tensors must read as zeros */
+    real *host = calloc(m->n_params + widest, sizeof(real));
     if (!host) {
         st_free(&f);
         snprintf(err, errlen, "out of memory reading %s", path);
         return -1;
     }
+    real *spare = host + m->n_params;
     int rc = 0;
     char name[200];
     for (int i = 0; rc == 0 && i < m->n_tensors; i++) {
         const struct param_info *p = &m->info[i];
+        int packed = p->ndim == 2 && p->ld != (size_t)p->shape[1];
+        real *to = packed ? spare : host + p->offset;
         snprintf(name, sizeof(name), "%s%s", p->name, suffix);
 #ifdef COD_REAL_DOUBLE
-        rc = st_get_f64(&f, name, p->shape, p->ndim, host + p->offset, err, errlen);
+        rc = st_get_f64(&f, name, p->shape, p->ndim, to, err, errlen);
 #else
-        rc = st_get_f32(&f, name, p->shape, p->ndim, host + p->offset, err, errlen);
+        rc = st_get_f32(&f, name, p->shape, p->ndim, to, err, errlen);
 #endif
+        if (rc == 0 && packed)
+            param_unpack(p, spare, host);
     }
     if (rc == 0)
         m->ops->upload(dst, host, m->n_params);
@@ -201,7 +222,10 @@ int checkpoint_load_weights(const char *ckpt_dir, struct model *m, char *err, si
 {
     char path[4400];
     snprintf(path, sizeof(path), "%s/model.safetensors", ckpt_dir);
-    return read_tensors(path, m, m->params, "", err, errlen);
+    if (read_tensors(path, m, m->params, "", err, errlen))
+        return -1;
+    model_sync_weights(m);
+    return 0;
 }
 
 int checkpoint_read_state(const char *ckpt_dir, struct train_state *st, json_t **spec_out,

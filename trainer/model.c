@@ -8,97 +8,193 @@
 
 #include "trainer/rng.h"
 
+/* What one sub-layer keeps for its backward. The normed input (Pre-LN)
+ * and the SwiGLU output are not kept: the backward recomputes them into
+ * the model's norm_tmp and h_tmp, which costs one pass over [N,d] or
+ * [N,f'] and saves L of each. */
 struct sub_acts {
-    const real *in;      /* the residual stream entering the sub-layer */
-    real *pre;           /* s·u when the depth scale sits before the norm */
-    real *nin, *rin;     /* Pre-LN / sandwich input norm and its rstd */
-    const real *core_in; /* what attention or the MLP saw */
-    real *qr, *kr, *v, *att, *state;
-    real *g, *u, *hs;
-    real *f;             /* core output, depth-scaled in place when after_sublayer */
-    real *fn, *rout;     /* sandwich output norm */
-    real *fb;            /* LayerScale / SkipInit branch */
-    real *r;             /* α·x + branch */
-    real *out, *rpost;   /* Post-LN output norm; otherwise out == r */
+    const act *in;      /* the residual stream entering the sub-layer */
+    real *rin;          /* 1/rms of the input norm (not Post-LN) */
+    act *qkv, *att;     /* attention: q,k (rotated) and v; its output */
+    real *state;
+    act *gu;            /* MLP: gate | up */
+    act *f;             /* the output projection's result, when a step sits between it and
+                           the residual add (sandwich, LayerScale, SkipInit, after_sublayer) */
+    act *fn;            /* sandwich output norm, kept when a channel scale follows it */
+    real *rout;
+    act *r;             /* α·x + branch: the stream out (Pre-LN) or the post norm's input */
+    act *out;           /* the sub-layer's output: r, or the post norm of r */
+    real *rpost;
 };
 
-#define W(m, l, k) ((m)->w[(size_t)(l) * P_KIND_COUNT + (k)])
-#define DW(m, l, k) ((m)->dw[(size_t)(l) * P_KIND_COUNT + (k)])
+/* A sub-layer's recipe in the ops' terms (variant.h has its meaning). */
+struct sub_cfg {
+    int attn, post, sandwich, fb;
+    real s_in, s_out;   /* the input (Pre-LN) or output (Post-LN) norm's scales */
+    real a_br;          /* after_sublayer: the branch scale */
+    real s_res;         /* after_residual: the output scale */
+    real alpha;         /* the residual stream's multiplier */
+    int generic;        /* the output projection cannot add the residual itself */
+};
+
+static struct sub_cfg sub_cfg(const struct model *m, int l, int attn)
+{
+    const struct block_cfg *b = &m->blk[l - 1];
+    real s = (real)(attn ? b->s_attn : b->s_ffn);
+    struct sub_cfg c = {
+        .attn = attn, .post = b->post, .sandwich = b->sandwich,
+        .fb = b->residual == RES_LAYERSCALE || b->residual == RES_SKIPINIT,
+        .s_in = b->s_pos == LNS_BEFORE_LN ? s : 1,
+        .s_out = b->s_pos == LNS_AFTER_LN ? s : 1,
+        .a_br = b->s_pos == LNS_AFTER_SUBLAYER ? s : 1,
+        .s_res = b->s_pos == LNS_AFTER_RESIDUAL ? s : 1,
+        .alpha = (real)b->alpha,
+    };
+    c.generic = c.sandwich || c.fb;
+    return c;
+}
+
+static size_t woff(const struct model *m, int l, int k)
+{
+    return m->woff[(size_t)l * P_KIND_COUNT + k];
+}
+
+/* master weight, its gradient, and the matmuls' copy */
+static real *W(const struct model *m, int l, int k) { return m->params + woff(m, l, k); }
+static real *DW(const struct model *m, int l, int k) { return m->grads + woff(m, l, k); }
+static const act *WA(const struct model *m, int l, int k)
+{
+    return act_at_c(m->ops, m->wact, woff(m, l, k));
+}
+
+static act *rows(const struct model *m, act *p, size_t n0, size_t width)
+{
+    return act_at(m->ops, p, n0 * width);
+}
+
+static void track(struct model *m, void *p, size_t bytes, int *fail)
+{
+    m->bytes += bytes;
+    if (*fail)
+        return;
+    if (!p) {
+        *fail = 1;
+        return;
+    }
+    m->allocs[m->n_allocs++] = p;
+}
 
 static real *buf(struct model *m, size_t n, int *fail)
 {
-    m->bytes += n * sizeof(real);
-    if (*fail)
-        return NULL;
-    real *p = m->ops->alloc(n);
-    if (!p) {
-        *fail = 1;
-        return NULL;
-    }
-    m->allocs[m->n_allocs++] = p;
+    real *p = *fail ? NULL : m->ops->alloc(n);
+    track(m, p, n * sizeof(real), fail);
     return p;
 }
 
+static act *abuf(struct model *m, size_t n, int *fail)
+{
+    act *p = *fail ? NULL : m->ops->alloc_act(n);
+    track(m, p, n * m->ops->act_bytes, fail);
+    return p;
+}
+
+static int32_t *ibuf(struct model *m, size_t n, int *fail)
+{
+    int32_t *p = *fail ? NULL : m->ops->alloc_i32(n);
+    track(m, p, n * sizeof(int32_t), fail);
+    return p;
+}
+
+/* aligned: start on a PARAM_ALIGN boundary (a tensor that continues a fused
+ * weight does not); ld and span as in param_info */
 static void add_param(struct model *m, const char *name, enum param_kind kind, int layer, int ndim,
-                      int64_t r, int64_t c)
+                      int64_t r, int64_t c, size_t ld, size_t span, int aligned)
 {
     struct param_info *p = &m->info[m->n_tensors++];
+    if (aligned)
+        m->n_params = (m->n_params + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
     snprintf(p->name, sizeof(p->name), "%s", name);
     p->kind = kind;
     p->layer = layer;
     p->ndim = ndim;
     p->shape[0] = r;
     p->shape[1] = ndim == 2 ? c : 1;
-    p->n = (size_t)r * (size_t)(ndim == 2 ? c : 1);
+    p->n = (size_t)r * (size_t)p->shape[1];
+    p->ld = ld;
+    p->span = span;
     p->offset = m->n_params;
-    m->n_params += p->n;
+    m->n_params += span;
+    m->n_weights += p->n;
 }
 
 static void layout_params(struct model *m)
 {
     const struct model_config *c = &m->cfg;
-    int d = c->dim, f = c->ffn_dim, L = c->n_layers;
+    size_t d = (size_t)c->dim, f = (size_t)c->ffn_dim, fp = (size_t)m->ffn_pad;
+    int L = c->n_layers;
     char nm[96];
-    add_param(m, "model.embed_tokens.weight", P_EMBED, 0, 2, c->vocab, d);
+    add_param(m, "model.embed_tokens.weight", P_EMBED, 0, 2, c->vocab, d, d, c->vocab * d, 1);
     for (int l = 1; l <= L; l++) {
         const struct block_cfg *b = &m->blk[l - 1];
+        m->n_params = (m->n_params + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
         m->block_first[l - 1] = m->n_params;
-#define P(kind, suffix, nd, r, cc)                                                          \
+#define P(kind, suffix, nd, r, cc, ld, span, al)                                            \
     snprintf(nm, sizeof(nm), "model.layers.%d.%s", l - 1, suffix);                        \
-    add_param(m, nm, kind, l, nd, r, cc)
-        P(P_Q, "self_attn.q_proj.weight", 2, d, d);
-        P(P_K, "self_attn.k_proj.weight", 2, d, d);
-        P(P_V, "self_attn.v_proj.weight", 2, d, d);
-        P(P_O, "self_attn.o_proj.weight", 2, d, d);
-        P(P_GATE, "mlp.gate_proj.weight", 2, f, d);
-        P(P_UP, "mlp.up_proj.weight", 2, f, d);
-        P(P_DOWN, "mlp.down_proj.weight", 2, d, f);
+    add_param(m, nm, kind, l, nd, r, cc, ld, span, al)
+        P(P_Q, "self_attn.q_proj.weight", 2, d, d, d, d * d, 1);
+        P(P_K, "self_attn.k_proj.weight", 2, d, d, d, d * d, 0);
+        P(P_V, "self_attn.v_proj.weight", 2, d, d, d, d * d, 0);
+        P(P_O, "self_attn.o_proj.weight", 2, d, d, d, d * d, 1);
+        P(P_GATE, "mlp.gate_proj.weight", 2, f, d, d, fp * d, 1);
+        P(P_UP, "mlp.up_proj.weight", 2, f, d, d, fp * d, 0);
+        P(P_DOWN, "mlp.down_proj.weight", 2, d, f, fp, d * fp, 1);
         if (b->sandwich) {
             /* Gemma 2's names for the four norms of a sandwich block */
-            P(P_NORM_IN_ATTN, "input_layernorm.weight", 1, d, 1);
-            P(P_NORM_OUT_ATTN, "post_attention_layernorm.weight", 1, d, 1);
-            P(P_NORM_IN_FFN, "pre_feedforward_layernorm.weight", 1, d, 1);
-            P(P_NORM_OUT_FFN, "post_feedforward_layernorm.weight", 1, d, 1);
+            P(P_NORM_IN_ATTN, "input_layernorm.weight", 1, d, 1, 1, d, 1);
+            P(P_NORM_OUT_ATTN, "post_attention_layernorm.weight", 1, d, 1, 1, d, 1);
+            P(P_NORM_IN_FFN, "pre_feedforward_layernorm.weight", 1, d, 1, 1, d, 1);
+            P(P_NORM_OUT_FFN, "post_feedforward_layernorm.weight", 1, d, 1, 1, d, 1);
         } else {
-            P(P_NORM_IN_ATTN, "input_layernorm.weight", 1, d, 1);
-            P(P_NORM_IN_FFN, "post_attention_layernorm.weight", 1, d, 1);
+            P(P_NORM_IN_ATTN, "input_layernorm.weight", 1, d, 1, 1, d, 1);
+            P(P_NORM_IN_FFN, "post_attention_layernorm.weight", 1, d, 1, 1, d, 1);
         }
         if (b->residual == RES_LAYERSCALE) {
-            P(P_LAMBDA_ATTN, "self_attn.layer_scale", 1, d, 1);
-            P(P_LAMBDA_FFN, "mlp.layer_scale", 1, d, 1);
+            P(P_LAMBDA_ATTN, "self_attn.layer_scale", 1, d, 1, 1, d, 1);
+            P(P_LAMBDA_FFN, "mlp.layer_scale", 1, d, 1, 1, d, 1);
         } else if (b->residual == RES_SKIPINIT) {
-            P(P_LAMBDA_ATTN, "self_attn.skip_alpha", 1, 1, 1);
-            P(P_LAMBDA_FFN, "mlp.skip_alpha", 1, 1, 1);
+            P(P_LAMBDA_ATTN, "self_attn.skip_alpha", 1, 1, 1, 1, 1, 1);
+            P(P_LAMBDA_FFN, "mlp.skip_alpha", 1, 1, 1, 1, 1, 1);
         }
 #undef P
         m->block_end[l - 1] = m->n_params;
     }
-    add_param(m, "model.norm.weight", P_FINAL_NORM, L + 1, 1, d, 1);
-    add_param(m, "lm_head.weight", P_HEAD, L + 1, 2, c->vocab, d);
+    add_param(m, "model.norm.weight", P_FINAL_NORM, L + 1, 1, d, 1, 1, d, 1);
+    add_param(m, "lm_head.weight", P_HEAD, L + 1, 2, c->vocab, d, d, c->vocab * d, 1);
+    m->n_params = (m->n_params + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
 }
 
-/* At most 16 buffers per sub-layer, and a few for the model as a whole. */
-enum { BUFFERS_PER_SUBLAYER = 16, MODEL_BUFFERS = 32 };
+/* Buffers: per sub-layer at most 10, and the model's own. */
+enum { BUFFERS_PER_SUBLAYER = 10, MODEL_BUFFERS = 40 };
+
+/* Rows of logits at a time: about 128 MiB of them, so that a large batch
+ * with a large vocabulary never holds all its logits at once. */
+static int logit_rows(const struct ops *o, int N, int V)
+{
+    size_t per_row = (size_t)V * o->act_bytes, rows = ((size_t)128 << 20) / per_row;
+    rows = rows < 64 ? 64 : rows / 64 * 64;
+    return rows >= (size_t)N ? N : (int)rows;
+}
+
+static void rope_tables(const struct model_config *c, real *cos_h, real *sin_h)
+{
+    int hd = c->dim / c->n_heads, h2 = hd / 2;
+    for (int t = 0; t < c->seq_len; t++)
+        for (int i = 0; i < h2; i++) {
+            double a = t * pow(c->rope_theta, -2.0 * i / hd);
+            cos_h[(size_t)t * h2 + i] = (real)cos(a);
+            sin_h[(size_t)t * h2 + i] = (real)sin(a);
+        }
+}
 
 int model_create(struct model *m, const struct ops *ops, const struct model_config *cfg, int max_B,
                  char *err, size_t errlen)
@@ -107,104 +203,124 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
     m->ops = ops;
     m->cfg = *cfg;
     m->max_B = max_B;
-    int L = cfg->n_layers, d = cfg->dim, f = cfg->ffn_dim, T = cfg->seq_len, nh = cfg->n_heads;
+    int L = cfg->n_layers, d = cfg->dim, T = cfg->seq_len, nh = cfg->n_heads;
+    m->ffn_pad = (cfg->ffn_dim + 7) / 8 * 8;
+    int fp = m->ffn_pad, hd = d / nh;
     size_t N = (size_t)max_B * T;
     int maxtensors = 1 + L * 13 + 2;
+    size_t h2 = (size_t)T * (hd / 2);
     m->blk = calloc((size_t)L, sizeof(*m->blk));
     m->info = calloc((size_t)maxtensors, sizeof(*m->info));
     m->block_first = calloc((size_t)L, sizeof(size_t));
     m->block_end = calloc((size_t)L, sizeof(size_t));
-    m->w = calloc((size_t)(L + 2) * P_KIND_COUNT, sizeof(real *));
-    m->dw = calloc((size_t)(L + 2) * P_KIND_COUNT, sizeof(real *));
-    m->stream = calloc((size_t)L + 1, sizeof(real *));
+    m->woff = malloc((size_t)(L + 2) * P_KIND_COUNT * sizeof(size_t));
+    m->stream = calloc((size_t)L + 1, sizeof(act *));
     m->acts = calloc((size_t)2 * L, sizeof(struct sub_acts));
     m->allocs = calloc((size_t)L * 2 * BUFFERS_PER_SUBLAYER + MODEL_BUFFERS, sizeof(void *));
-    if (!m->blk || !m->info || !m->block_first || !m->block_end || !m->w || !m->dw || !m->stream ||
-        !m->acts || !m->allocs) {
+    m->h_pos = malloc(N * sizeof(int32_t));
+    m->h_start = malloc((N + 1) * sizeof(int32_t));
+    m->h_count = malloc(((size_t)cfg->vocab + 1) * sizeof(int32_t));
+    real *rope_h = malloc(2 * h2 * sizeof(real) + 1);
+    if (!m->blk || !m->info || !m->block_first || !m->block_end || !m->woff || !m->stream ||
+        !m->acts || !m->allocs || !m->h_pos || !m->h_start || !m->h_count || !rope_h) {
         snprintf(err, errlen, "out of host memory for the model tables");
+        free(rope_h);
         model_destroy(m);
         return -1;
     }
+    memset(m->woff, 0xff, (size_t)(L + 2) * P_KIND_COUNT * sizeof(size_t));
     for (int l = 1; l <= L; l++)
         variant_block(&cfg->norm, l, L, &m->blk[l - 1]);
     layout_params(m);
+    for (int t = 0; t < m->n_tensors; t++)
+        m->woff[(size_t)m->info[t].layer * P_KIND_COUNT + m->info[t].kind] = m->info[t].offset;
 
     int fail = 0;
     m->params = buf(m, m->n_params, &fail);
     m->grads = buf(m, m->n_params, &fail);
-    for (int t = 0; !fail && t < m->n_tensors; t++) {
-        const struct param_info *p = &m->info[t];
-        W(m, p->layer, p->kind) = m->params + p->offset;
-        DW(m, p->layer, p->kind) = m->grads + p->offset;
-    }
-    m->tokens = fail ? NULL : ops->alloc_i32(N);
-    m->targets = fail ? NULL : ops->alloc_i32(N);
-    if (!fail && (!m->tokens || !m->targets))
-        fail = 1;
-    if (m->tokens)
-        m->allocs[m->n_allocs++] = m->tokens;
-    if (m->targets)
-        m->allocs[m->n_allocs++] = m->targets;
+    m->wact = ops->act_is_real ? (act *)m->params : abuf(m, m->n_params, &fail);
+    m->tokens = ibuf(m, N, &fail);
+    m->targets = ibuf(m, N, &fail);
+    m->emb_pos = ibuf(m, N, &fail);
+    m->emb_start = ibuf(m, N + 1, &fail);
+    m->rope_cos = buf(m, h2, &fail);
+    m->rope_sin = buf(m, h2, &fail);
 
-    size_t Nd = N * d, Nf = N * f;
-    m->stream[0] = buf(m, Nd, &fail);
+    size_t Nd = N * d, Nf = N * fp;
+    int any_post = 0, any_generic = 0, any_fb = 0, any_sandwich = 0;
+    m->stream[0] = abuf(m, Nd, &fail);
     for (int i = 0; i < 2 * L; i++) {
         struct sub_acts *a = &m->acts[i];
-        const struct block_cfg *b = &m->blk[i / 2];
-        int attn = i % 2 == 0;
-        double s = attn ? b->s_attn : b->s_ffn;
-        if (b->s_pos == LNS_BEFORE_LN && s != 1.0)
-            a->pre = buf(m, Nd, &fail);
-        if (!b->post) {
-            a->nin = buf(m, Nd, &fail);
+        struct sub_cfg c = sub_cfg(m, i / 2 + 1, i % 2 == 0);
+        any_post |= c.post;
+        any_generic |= c.generic;
+        any_fb |= c.fb;
+        any_sandwich |= c.sandwich;
+        if (!c.post)
             a->rin = buf(m, N, &fail);
-        }
-        if (attn) {
-            a->qr = buf(m, Nd, &fail);
-            a->kr = buf(m, Nd, &fail);
-            a->v = buf(m, Nd, &fail);
-            a->att = buf(m, Nd, &fail);
+        if (c.attn) {
+            a->qkv = abuf(m, 3 * Nd, &fail);
+            a->att = abuf(m, Nd, &fail);
             a->state = buf(m, ops->attn_state_size(max_B, T, nh), &fail);
         } else {
-            a->g = buf(m, Nf, &fail);
-            a->u = buf(m, Nf, &fail);
-            a->hs = buf(m, Nf, &fail);
+            a->gu = abuf(m, 2 * Nf, &fail);
         }
-        a->f = buf(m, Nd, &fail);
-        if (b->sandwich) {
-            a->fn = buf(m, Nd, &fail);
+        if (c.generic)
+            a->f = abuf(m, Nd, &fail);
+        if (c.sandwich) {
             a->rout = buf(m, N, &fail);
+            if (c.fb)
+                a->fn = abuf(m, Nd, &fail);
         }
-        if (b->residual == RES_LAYERSCALE || b->residual == RES_SKIPINIT)
-            a->fb = buf(m, Nd, &fail);
-        a->r = buf(m, Nd, &fail);
-        if (b->post) {
-            a->out = buf(m, Nd, &fail);
+        a->r = abuf(m, Nd, &fail);
+        if (c.post) {
+            a->out = abuf(m, Nd, &fail);
             a->rpost = buf(m, N, &fail);
         } else {
             a->out = a->r;
         }
-        if (!attn)
+        if (!c.attn)
             m->stream[i / 2 + 1] = a->out;
     }
-    m->xf = buf(m, Nd, &fail);
+    m->logit_rows = logit_rows(ops, (int)N, cfg->vocab);
     m->rstd_f = buf(m, N, &fail);
-    m->logits = buf(m, N * (size_t)cfg->vocab, &fail);
+    m->logits = abuf(m, (size_t)m->logit_rows * cfg->vocab, &fail);
     m->losses = buf(m, N, &fail);
-    m->dstream[0] = buf(m, Nd, &fail);
-    m->dstream[1] = buf(m, Nd, &fail);
-    for (int i = 0; i < 8; i++)
-        m->scratch[i] = buf(m, N * (size_t)(d > f ? d : f), &fail);
+    m->dstream[0] = abuf(m, Nd, &fail);
+    m->dstream[1] = abuf(m, Nd, &fail);
+    m->norm_tmp = abuf(m, Nd, &fail);
+    m->d_wide = abuf(m, N * (size_t)(3 * d > 2 * fp ? 3 * d : 2 * fp), &fail);
+    m->d_mid = abuf(m, N * (size_t)(d > fp ? d : fp), &fail);
+    /* Buffers whose lives do not overlap share memory: the final norm's
+     * output comes after the last sub-layer's use of norm_tmp and is dead
+     * once the forward has taken the lm_head's gradient; that gradient
+     * (dxf) is consumed before the first sub-layer's backward writes
+     * dstream[1]; SwiGLU's output is rewritten over its own gradient. */
+    m->xf = m->norm_tmp;
+    m->dxf = m->dstream[1];
+    m->h_tmp = m->d_mid;
+    if (any_post || any_generic)
+        m->tmp[0] = abuf(m, Nd, &fail);
+    if (any_fb)
+        m->tmp[1] = abuf(m, Nd, &fail);
+    if (any_sandwich)
+        m->tmp[2] = abuf(m, Nd, &fail);
     if (fail) {
         size_t asked = m->bytes;
+        free(rope_h);
         model_destroy(m);
         snprintf(err, errlen,
                  "out of memory on %s: model dim %d, %d layers, ffn %d, vocab %d with a "
                  "micro-batch of %d × %d tokens asks for %.2f GiB (weights, gradients and "
                  "activations); lower train.micro_batch",
-                 ops->name, d, L, f, cfg->vocab, max_B, T, (double)asked / (1 << 30));
+                 ops->name, d, L, cfg->ffn_dim, cfg->vocab, max_B, T,
+                 (double)asked / (1 << 30));
         return -1;
     }
+    rope_tables(cfg, rope_h, rope_h + h2);
+    ops->upload(m->rope_cos, rope_h, h2);
+    ops->upload(m->rope_sin, rope_h + h2, h2);
+    free(rope_h);
     return 0;
 }
 
@@ -217,10 +333,12 @@ void model_destroy(struct model *m)
     free(m->info);
     free(m->block_first);
     free(m->block_end);
-    free(m->w);
-    free(m->dw);
+    free(m->woff);
     free(m->stream);
     free(m->acts);
+    free(m->h_pos);
+    free(m->h_start);
+    free(m->h_count);
     memset(m, 0, sizeof(*m));
 }
 
@@ -240,6 +358,20 @@ double model_flops_per_token(const struct model *m)
             matmul += (double)m->info[t].n;
     const struct model_config *c = &m->cfg;
     return 6.0 * matmul + 12.0 * c->n_layers * c->dim * (double)c->seq_len;
+}
+
+void param_pack(const struct param_info *p, const real *image, real *dst)
+{
+    size_t cols = (size_t)p->shape[1];
+    for (int64_t r = 0; r < p->shape[0]; r++)
+        memcpy(dst + (size_t)r * cols, image + p->offset + (size_t)r * p->ld, cols * sizeof(real));
+}
+
+void param_unpack(const struct param_info *p, const real *src, real *image)
+{
+    size_t cols = (size_t)p->shape[1];
+    for (int64_t r = 0; r < p->shape[0]; r++)
+        memcpy(image + p->offset + (size_t)r * p->ld, src + (size_t)r * cols, cols * sizeof(real));
 }
 
 /* ---- initialisation ---- */
@@ -274,7 +406,7 @@ static double init_std(const struct model *m, const struct param_info *p)
 
 int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
 {
-    real *host = malloc(m->n_params * sizeof(real));
+    real *host = calloc(m->n_params, sizeof(real));
     if (!host) {
         snprintf(err, errlen, "out of host memory for %zu initial weights", m->n_params);
         return -1;
@@ -282,7 +414,6 @@ int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
     int L = m->cfg.n_layers;
     for (int t = 0; t < m->n_tensors; t++) {
         const struct param_info *p = &m->info[t];
-        real *dst = host + p->offset;
         /* the stream id names the tensor, not its position, so variants
          * that add tensors leave the others' values unchanged */
         struct rng r;
@@ -303,205 +434,240 @@ int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
             std = init_std(m, p);
         }
         for (size_t i = 0; i < p->n; i++)
-            dst[i] = (real)(std > 0 ? std * rng_normal(&r) : fill);
+            host[param_index(p, i)] = (real)(std > 0 ? std * rng_normal(&r) : fill);
     }
     m->ops->upload(m->params, host, m->n_params);
     free(host);
+    model_sync_weights(m);
     return 0;
+}
+
+void model_sync_weights(struct model *m)
+{
+    if (!m->ops->act_is_real)
+        m->ops->to_act(m->wact, m->params, m->n_params);
 }
 
 /* ---- forward ---- */
 
-static void core_fwd(struct model *m, int l, int attn, struct sub_acts *a, int N)
+/* The core of a sub-layer up to the input of its output projection, which
+ * it returns (attention's output, or SwiGLU's into h_tmp). */
+static const act *core_fwd(struct model *m, int l, int attn, struct sub_acts *a, const act *u,
+                           int N)
 {
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
-    int d = c->dim, f = c->ffn_dim, hd = d / c->n_heads;
-    const real *u = a->core_in;
+    int d = c->dim, fp = m->ffn_pad, hd = d / c->n_heads;
     if (attn) {
-        real *q = m->scratch[0], *k = m->scratch[1];
-        o->matmul_fwd(q, u, W(m, l, P_Q), N, d, d);
-        o->matmul_fwd(k, u, W(m, l, P_K), N, d, d);
-        o->matmul_fwd(a->v, u, W(m, l, P_V), N, d, d);
-        o->rope(a->qr, q, m->B, c->seq_len, c->n_heads, hd, (real)c->rope_theta, 1);
-        o->rope(a->kr, k, m->B, c->seq_len, c->n_heads, hd, (real)c->rope_theta, 1);
-        o->attention_fwd(a->att, a->state, a->qr, a->kr, a->v, m->B, c->seq_len, c->n_heads, hd);
-        o->matmul_fwd(a->f, a->att, W(m, l, P_O), N, d, d);
-    } else {
-        o->matmul_fwd(a->g, u, W(m, l, P_GATE), N, d, f);
-        o->matmul_fwd(a->u, u, W(m, l, P_UP), N, d, f);
-        o->swiglu_fwd(a->hs, a->g, a->u, (size_t)N * f);
-        o->matmul_fwd(a->f, a->hs, W(m, l, P_DOWN), N, f, d);
+        o->matmul_fwd(a->qkv, u, WA(m, l, P_Q), N, d, 3 * d, 1, NULL, 0);
+        o->rope(a->qkv, N, c->seq_len, 2 * c->n_heads, hd, 3 * d, m->rope_cos, m->rope_sin, 1);
+        o->attention_fwd(a->att, a->state, a->qkv, m->B, c->seq_len, c->n_heads, hd);
+        return a->att;
     }
+    o->matmul_fwd(a->gu, u, WA(m, l, P_GATE), N, d, 2 * fp, 1, NULL, 0);
+    o->swiglu_fwd(m->h_tmp, a->gu, N, fp);
+    return m->h_tmp;
 }
 
-static void sublayer_fwd(struct model *m, int l, int attn, struct sub_acts *a, const real *x, int N)
+static void sublayer_fwd(struct model *m, int l, int attn, struct sub_acts *a, const act *x, int N)
 {
     const struct ops *o = m->ops;
-    const struct block_cfg *b = &m->blk[l - 1];
-    int d = m->cfg.dim;
+    const struct sub_cfg c = sub_cfg(m, l, attn);
+    int d = m->cfg.dim, in_dim = attn ? d : m->ffn_pad;
     size_t Nd = (size_t)N * d;
-    real s = (real)(attn ? b->s_attn : b->s_ffn), eps = (real)m->cfg.norm_eps;
-    real s_ln = b->s_pos == LNS_AFTER_LN ? s : 1;
+    real eps = (real)m->cfg.norm_eps;
     const real *gin = W(m, l, attn ? P_NORM_IN_ATTN : P_NORM_IN_FFN);
+    const act *wout = WA(m, l, attn ? P_O : P_DOWN);
     a->in = x;
-    if (!b->post) {
-        const real *u = x;
-        if (a->pre) {
-            o->axpby(a->pre, s, x, 0, Nd);
-            u = a->pre;
-        }
-        o->rmsnorm_fwd(a->nin, a->rin, u, gin, N, d, s_ln, eps);
-        a->core_in = a->nin;
+    const act *u = x;
+    if (!c.post) {
+        o->rmsnorm_fwd(m->norm_tmp, a->rin, x, gin, N, d, c.s_in, c.s_out, eps, NULL, 0);
+        u = m->norm_tmp;
+    }
+    const act *core = core_fwd(m, l, attn, a, u, N);
+    /* the branch scales; with Pre-LN, after_residual scales the sum itself */
+    real s_sum = c.post ? 1 : c.s_res;
+    if (!c.generic) {
+        o->matmul_fwd(a->r, core, wout, N, in_dim, d, s_sum * c.a_br, x, s_sum * c.alpha);
     } else {
-        a->core_in = x;
-    }
-    core_fwd(m, l, attn, a, N);
-    const real *br = a->f;
-    if (b->s_pos == LNS_AFTER_SUBLAYER && s != 1)
-        o->axpby(a->f, 0, a->f, s, Nd);
-    if (b->sandwich) {
-        o->rmsnorm_fwd(a->fn, a->rout, a->f, W(m, l, attn ? P_NORM_OUT_ATTN : P_NORM_OUT_FFN), N,
-                       d, 1, eps);
-        br = a->fn;
-    }
-    if (a->fb) {
-        const real *lam = W(m, l, attn ? P_LAMBDA_ATTN : P_LAMBDA_FFN);
-        o->chscale_fwd(a->fb, br, lam, N, d, b->residual == RES_SKIPINIT ? 1 : d);
-        br = a->fb;
-    }
-    o->copy(a->r, br, Nd);
-    o->axpby(a->r, (real)b->alpha, x, 1, Nd);
-    if (b->post) {
-        const real *u = a->r;
-        if (a->pre) {
-            o->axpby(a->pre, s, a->r, 0, Nd);
-            u = a->pre;
+        o->matmul_fwd(a->f, core, wout, N, in_dim, d, c.a_br, NULL, 0);
+        const act *br = a->f;
+        const real *gout = c.sandwich ? W(m, l, attn ? P_NORM_OUT_ATTN : P_NORM_OUT_FFN) : NULL;
+        if (c.sandwich && !c.fb) {
+            o->rmsnorm_fwd(a->r, a->rout, a->f, gout, N, d, 1, 1, eps, x, c.alpha);
+        } else {
+            if (c.sandwich) {
+                o->rmsnorm_fwd(a->fn, a->rout, a->f, gout, N, d, 1, 1, eps, NULL, 0);
+                br = a->fn;
+            }
+            const real *lam = W(m, l, attn ? P_LAMBDA_ATTN : P_LAMBDA_FFN);
+            o->chscale_fwd(a->r, br, lam, N, d, m->blk[l - 1].residual == RES_SKIPINIT ? 1 : d);
+            o->axpby(a->r, c.alpha, x, 1, Nd);
         }
-        o->rmsnorm_fwd(a->out, a->rpost, u, gin, N, d, s_ln, eps);
+        if (s_sum != 1)
+            o->axpby(a->r, 0, a->r, s_sum, Nd);
     }
-    if (b->s_pos == LNS_AFTER_RESIDUAL && s != 1)
-        o->axpby(a->out, 0, a->out, s, Nd);
+    if (c.post)
+        o->rmsnorm_fwd(a->out, a->rpost, a->r, gin, N, d, c.s_in, c.s_out * c.s_res, eps, NULL,
+                       0);
 }
 
-double model_forward(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
-                     real grad_scale)
+/* The rows of each token, in row order, for the deterministic embedding
+ * backward: a counting sort over the vocabulary. */
+static void group_tokens(struct model *m, const int32_t *tokens, int N)
+{
+    int V = m->cfg.vocab;
+    int32_t *count = m->h_count;
+    memset(count, 0, ((size_t)V + 1) * sizeof(int32_t));
+    for (int n = 0; n < N; n++)
+        count[tokens[n] + 1]++;
+    int groups = 0;
+    for (int v = 0; v < V; v++) {
+        if (count[v + 1])
+            m->h_start[groups++] = count[v];
+        count[v + 1] += count[v];
+    }
+    m->h_start[groups] = N;
+    for (int n = 0; n < N; n++)
+        m->h_pos[count[tokens[n]]++] = n;
+    m->emb_groups = groups;
+    m->ops->upload_i32(m->emb_pos, m->h_pos, (size_t)N);
+    m->ops->upload_i32(m->emb_start, m->h_start, (size_t)groups + 1);
+}
+
+/* logits_out != NULL: the logits of every row also go there (host) */
+static double forward(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                      real grad_scale, real *logits_out)
 {
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
-    int N = B * c->seq_len, d = c->dim, L = c->n_layers;
+    int N = B * c->seq_len, d = c->dim, L = c->n_layers, V = c->vocab;
     m->B = B;
     o->upload_i32(m->tokens, tokens, (size_t)N);
     o->upload_i32(m->targets, targets, (size_t)N);
-    o->embedding_fwd(m->stream[0], m->tokens, W(m, 0, P_EMBED), N, d);
+    if (grad_scale != 0)
+        group_tokens(m, tokens, N);
+    o->embedding_fwd(m->stream[0], m->tokens, WA(m, 0, P_EMBED), N, d);
     for (int l = 1; l <= L; l++) {
         struct sub_acts *aa = &m->acts[2 * (l - 1)], *af = aa + 1;
         if (m->skip && m->skip[l - 1]) {
-            o->copy(m->stream[l], m->stream[l - 1], (size_t)N * d);
+            o->copy_act(m->stream[l], m->stream[l - 1], (size_t)N * d);
             continue;
         }
         sublayer_fwd(m, l, 1, aa, m->stream[l - 1], N);
         sublayer_fwd(m, l, 0, af, aa->out, N);
     }
-    o->rmsnorm_fwd(m->xf, m->rstd_f, m->stream[L], W(m, L + 1, P_FINAL_NORM), N, d, 1,
-                   (real)c->norm_eps);
-    o->matmul_fwd(m->logits, m->xf, W(m, L + 1, P_HEAD), N, d, c->vocab);
-    o->cross_entropy(m->losses, m->logits, m->targets, N, c->vocab, grad_scale);
+    o->rmsnorm_fwd(m->xf, m->rstd_f, m->stream[L], W(m, L + 1, P_FINAL_NORM), N, d, 1, 1,
+                   (real)c->norm_eps, NULL, 0);
+    const act *head = WA(m, L + 1, P_HEAD);
+    for (int n0 = 0; n0 < N; n0 += m->logit_rows) {
+        int rows_n = N - n0 < m->logit_rows ? N - n0 : m->logit_rows;
+        const act *x = rows(m, m->xf, (size_t)n0, (size_t)d);
+        o->matmul_fwd(m->logits, x, head, rows_n, d, V, 1, NULL, 0);
+        if (logits_out)
+            o->download_act(logits_out + (size_t)n0 * V, m->logits, (size_t)rows_n * V);
+        o->cross_entropy(m->losses + n0, m->logits, m->targets + n0, rows_n, V, grad_scale);
+        if (grad_scale != 0)
+            o->matmul_bwd(rows(m, m->dxf, (size_t)n0, (size_t)d), DW(m, L + 1, P_HEAD), m->logits,
+                          x, head, rows_n, d, V, 1, NULL, 0);
+    }
     return o->sum(m->losses, (size_t)N);
+}
+
+double model_forward(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                     real grad_scale)
+{
+    return forward(m, tokens, targets, B, grad_scale, NULL);
+}
+
+void model_logits(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                  real *logits)
+{
+    forward(m, tokens, targets, B, 0, logits);
 }
 
 /* ---- backward ---- */
 
-/* dout is the gradient of the core output f (after the depth scale when
- * after_sublayer, which the caller has already undone); du receives the
- * gradient of the core input, accumulated. */
-static void core_bwd(struct model *m, int l, int attn, struct sub_acts *a, const real *df, real *du,
-                     int N)
+/* The core's backward from df (scaled by cs): the output projection's
+ * gradients, then the core's own, ending with the gradient of the core's
+ * input u, written to du = a·(…) + b·res. */
+static void core_bwd(struct model *m, int l, int attn, struct sub_acts *a, const act *u,
+                     const act *df, real cs, act *du, const act *res, real b, int N)
 {
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
-    int d = c->dim, f = c->ffn_dim, hd = d / c->n_heads;
-    const real *u = a->core_in;
+    int d = c->dim, fp = m->ffn_pad, hd = d / c->n_heads;
     if (attn) {
-        real *datt = m->scratch[3], *dqr = m->scratch[4], *dkr = m->scratch[5],
-             *dv = m->scratch[6], *dq = m->scratch[7], *dk = m->scratch[4];
-        o->zero(datt, (size_t)N * d);
-        o->matmul_bwd(datt, DW(m, l, P_O), df, a->att, W(m, l, P_O), N, d, d);
-        o->attention_bwd(dqr, dkr, dv, datt, a->state, a->qr, a->kr, a->v, m->B, c->seq_len,
-                         c->n_heads, hd);
-        o->rope(dq, dqr, m->B, c->seq_len, c->n_heads, hd, (real)c->rope_theta, -1);
-        o->matmul_bwd(du, DW(m, l, P_Q), dq, u, W(m, l, P_Q), N, d, d);
-        o->rope(dk, dkr, m->B, c->seq_len, c->n_heads, hd, (real)c->rope_theta, -1);
-        o->matmul_bwd(du, DW(m, l, P_K), dk, u, W(m, l, P_K), N, d, d);
-        o->matmul_bwd(du, DW(m, l, P_V), dv, u, W(m, l, P_V), N, d, d);
-    } else {
-        real *dhs = m->scratch[3], *dg = m->scratch[4], *dup = m->scratch[5];
-        o->zero(dhs, (size_t)N * f);
-        o->matmul_bwd(dhs, DW(m, l, P_DOWN), df, a->hs, W(m, l, P_DOWN), N, f, d);
-        o->swiglu_bwd(dg, dup, dhs, a->g, a->u, (size_t)N * f);
-        o->matmul_bwd(du, DW(m, l, P_GATE), dg, u, W(m, l, P_GATE), N, d, f);
-        o->matmul_bwd(du, DW(m, l, P_UP), dup, u, W(m, l, P_UP), N, d, f);
+        act *datt = m->d_mid, *dqkv = m->d_wide;
+        o->matmul_bwd(datt, DW(m, l, P_O), df, a->att, WA(m, l, P_O), N, d, d, cs, NULL, 0);
+        o->attention_bwd(dqkv, datt, a->att, a->state, a->qkv, m->B, c->seq_len, c->n_heads, hd);
+        o->rope(dqkv, N, c->seq_len, 2 * c->n_heads, hd, 3 * d, m->rope_cos, m->rope_sin, -1);
+        o->matmul_bwd(du, DW(m, l, P_Q), dqkv, u, WA(m, l, P_Q), N, d, 3 * d, 1, res, b);
+        return;
     }
+    act *dh = m->d_mid, *dgu = m->d_wide;
+    /* the down projection's input gradient first: SwiGLU's backward
+     * recomputes h (over dh), which the weight gradient then reads */
+    o->matmul_bwd(dh, NULL, df, NULL, WA(m, l, P_DOWN), N, fp, d, cs, NULL, 0);
+    o->swiglu_bwd(dgu, m->h_tmp, dh, a->gu, N, fp);
+    o->matmul_bwd(NULL, DW(m, l, P_DOWN), df, m->h_tmp, NULL, N, fp, d, cs, NULL, 0);
+    o->matmul_bwd(du, DW(m, l, P_GATE), dgu, u, WA(m, l, P_GATE), N, d, 2 * fp, 1, res, b);
 }
 
-/* g: gradient of the sub-layer output (overwritten as scratch); dx receives
- * the gradient of its input x (overwritten). Scratch 0–2 are this
- * function's, 3–7 belong to core_bwd. */
-static void sublayer_bwd(struct model *m, int l, int attn, struct sub_acts *a, real *g, real *dx,
+/* g: gradient of the sub-layer's output; dx receives the gradient of its
+ * input (overwritten); g is left as it was. */
+static void sublayer_bwd(struct model *m, int l, int attn, struct sub_acts *a, const act *g, act *dx,
                          int N)
 {
     const struct ops *o = m->ops;
-    const struct block_cfg *b = &m->blk[l - 1];
+    const struct sub_cfg c = sub_cfg(m, l, attn);
     int d = m->cfg.dim;
     size_t Nd = (size_t)N * d;
-    real s = (real)(attn ? b->s_attn : b->s_ffn);
-    real s_ln = b->s_pos == LNS_AFTER_LN ? s : 1;
     const real *gin = W(m, l, attn ? P_NORM_IN_ATTN : P_NORM_IN_FFN);
     real *dgin = DW(m, l, attn ? P_NORM_IN_ATTN : P_NORM_IN_FFN);
-    real *t0 = m->scratch[0], *t1 = m->scratch[1], *t2 = m->scratch[2];
 
-    if (b->s_pos == LNS_AFTER_RESIDUAL && s != 1)
-        o->axpby(g, 0, g, s, Nd);
-    real *dr = g;
-    if (b->post) {
-        o->zero(t0, Nd);
-        o->rmsnorm_bwd(t0, dgin, g, a->pre ? a->pre : a->r, gin, a->rpost, N, d, s_ln);
-        if (a->pre)
-            o->axpby(t0, 0, t0, s, Nd);
-        dr = t0;
+    /* dr = dr_s·dr_buf, the gradient of r */
+    const act *dr_buf = g;
+    real dr_s = c.post ? 1 : c.s_res;
+    if (c.post) {
+        o->rmsnorm_bwd(m->tmp[0], dgin, g, a->r, gin, a->rpost, N, d, c.s_in, c.s_out * c.s_res,
+                       NULL, 0);
+        dr_buf = m->tmp[0];
+    } else if (c.generic && dr_s != 1) {
+        o->copy_act(m->tmp[0], g, Nd);
+        o->axpby(m->tmp[0], 0, m->tmp[0], dr_s, Nd);
+        dr_buf = m->tmp[0];
+        dr_s = 1;
     }
-    o->axpby(dx, (real)b->alpha, dr, 0, Nd);
-    const real *df = dr;
-    if (a->fb) {
-        const real *lam = W(m, l, attn ? P_LAMBDA_ATTN : P_LAMBDA_FFN);
-        o->zero(t1, Nd);
-        o->chscale_bwd(t1, DW(m, l, attn ? P_LAMBDA_ATTN : P_LAMBDA_FFN), dr,
-                       b->sandwich ? a->fn : a->f, lam, N, d, b->residual == RES_SKIPINIT ? 1 : d);
-        df = t1;
+    /* df = cs·df_buf, the gradient of the output projection's result */
+    const act *df_buf = dr_buf;
+    real cs = c.a_br * dr_s;
+    if (c.generic) {
+        if (c.fb) {
+            const real *lam = W(m, l, attn ? P_LAMBDA_ATTN : P_LAMBDA_FFN);
+            o->chscale_bwd(m->tmp[1], DW(m, l, attn ? P_LAMBDA_ATTN : P_LAMBDA_FFN), df_buf,
+                           c.sandwich ? a->fn : a->f, lam, N, d,
+                           m->blk[l - 1].residual == RES_SKIPINIT ? 1 : d);
+            df_buf = m->tmp[1];
+        }
+        if (c.sandwich) {
+            int k = attn ? P_NORM_OUT_ATTN : P_NORM_OUT_FFN;
+            o->rmsnorm_bwd(m->tmp[2], DW(m, l, k), df_buf, a->f, W(m, l, k), a->rout, N, d, 1, 1,
+                           NULL, 0);
+            df_buf = m->tmp[2];
+        }
     }
-    if (b->sandwich) {
-        o->zero(t2, Nd);
-        o->rmsnorm_bwd(t2, DW(m, l, attn ? P_NORM_OUT_ATTN : P_NORM_OUT_FFN), df, a->f,
-                       W(m, l, attn ? P_NORM_OUT_ATTN : P_NORM_OUT_FFN), a->rout, N, d, 1);
-        df = t2;
-    }
-    if (b->s_pos == LNS_AFTER_SUBLAYER && s != 1) {
-        o->axpby(t1, s, df, 0, Nd);
-        df = t1;
-    }
-    if (b->post) {
-        core_bwd(m, l, attn, a, df, dx, N);
+    if (c.post) {
+        /* the core saw x itself: its input gradient and the residual's in one matmul */
+        core_bwd(m, l, attn, a, a->in, df_buf, cs, dx, dr_buf, c.alpha * dr_s, N);
         return;
     }
-    o->zero(t0, Nd);
-    core_bwd(m, l, attn, a, df, t0, N);
-    if (a->pre) {
-        o->zero(t2, Nd);
-        o->rmsnorm_bwd(t2, dgin, t0, a->pre, gin, a->rin, N, d, s_ln);
-        o->axpby(dx, s, t2, 1, Nd);
-    } else {
-        o->rmsnorm_bwd(dx, dgin, t0, a->in, gin, a->rin, N, d, s_ln);
-    }
+    /* the normed input again, for the weight gradients; the input
+     * gradient then takes its place (matmul_bwd reads before it writes) */
+    o->rmsnorm_apply(m->norm_tmp, a->in, gin, a->rin, N, d, c.s_in, c.s_out);
+    core_bwd(m, l, attn, a, m->norm_tmp, df_buf, cs, m->norm_tmp, NULL, 0, N);
+    o->rmsnorm_bwd(dx, dgin, m->norm_tmp, a->in, gin, a->rin, N, d, c.s_in, c.s_out, dr_buf,
+                   c.alpha * dr_s);
 }
 
 void model_backward(struct model *m)
@@ -510,19 +676,15 @@ void model_backward(struct model *m)
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
     int N = m->B * c->seq_len, d = c->dim, L = c->n_layers;
-    size_t Nd = (size_t)N * d;
     /* the stream's gradient alternates between two buffers: each sub-layer
      * reads its output's gradient from one and writes its input's to the other */
-    real *dxf = m->scratch[0], *ga = m->dstream[0], *gnext = m->dstream[1];
-    o->zero(dxf, Nd);
-    o->matmul_bwd(dxf, DW(m, L + 1, P_HEAD), m->logits, m->xf, W(m, L + 1, P_HEAD), N, d, c->vocab);
-    o->zero(ga, Nd);
-    o->rmsnorm_bwd(ga, DW(m, L + 1, P_FINAL_NORM), dxf, m->stream[L], W(m, L + 1, P_FINAL_NORM),
-                   m->rstd_f, N, d, 1);
+    act *ga = m->dstream[0], *gnext = m->dstream[1];
+    o->rmsnorm_bwd(ga, DW(m, L + 1, P_FINAL_NORM), m->dxf, m->stream[L], W(m, L + 1, P_FINAL_NORM),
+                   m->rstd_f, N, d, 1, 1, NULL, 0);
     for (int l = L; l >= 1; l--) {
         struct sub_acts *aa = &m->acts[2 * (l - 1)], *af = aa + 1;
         sublayer_bwd(m, l, 0, af, ga, gnext, N);
         sublayer_bwd(m, l, 1, aa, gnext, ga, N);
     }
-    o->embedding_bwd(DW(m, 0, P_EMBED), ga, m->tokens, N, d);
+    o->embedding_bwd(DW(m, 0, P_EMBED), ga, m->tokens, m->emb_pos, m->emb_start, m->emb_groups, d);
 }

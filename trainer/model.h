@@ -1,8 +1,17 @@
-/* The LLaMA model of PAPER.md §2 with every normalization variant, forward
- * and backward, written once against the ops table (kernels/ops.h).
- * Parameters live in one buffer, block after block, so that a block's
- * statistics are reductions over one range; their names are Hugging Face
- * LLaMA's. Block ℓ is 1-based everywhere, as in the paper's 1/√ℓ. */
+/* The LLaMA model (RMSNorm, RoPE, SwiGLU, untied lm_head, no biases) with
+ * every normalization variant of trainer/variant.h, forward and backward,
+ * written once against the ops table (kernels/ops.h). Parameters live in one buffer, block after block, so that
+ * a block's statistics are reductions over one range; their names are
+ * Hugging Face LLaMA's. Block ℓ is 1-based everywhere, as in the paper's
+ * 1/√ℓ.
+ *
+ * The buffer is laid out for the matmuls: every tensor starts on a
+ * PARAM_ALIGN boundary; q, k and v follow each other so that they are one
+ * [3d, d] weight, and so are gate and up ([2f', d]); f' is the FFN width
+ * rounded up to a multiple of 8 (16 bytes of bf16), with zero rows and
+ * columns in the padding, which stay zero under training. A tensor's
+ * elements are therefore found through its ld (elements between rows) and
+ * not always contiguously: param_index(). */
 #ifndef COD_MODEL_H
 #define COD_MODEL_H
 
@@ -26,35 +35,60 @@ enum param_kind {
     P_LAMBDA_ATTN, P_LAMBDA_FFN, P_FINAL_NORM, P_HEAD, P_KIND_COUNT
 };
 
+enum { PARAM_ALIGN = 64 }; /* elements: 256 bytes of fp32 */
+
 struct param_info {
     char name[96];
     enum param_kind kind;
     int layer;           /* 0: embedding; 1..L: blocks; L+1: final norm and head */
     int ndim;
     int64_t shape[2];
-    size_t offset, n;
+    size_t offset, n;    /* n = shape[0]·shape[1], the tensor's own elements */
+    size_t ld;           /* elements between rows in the buffer (shape[1] unless padded) */
+    size_t span;         /* elements it occupies in the buffer, padding included */
 };
+
+/* buffer index of element i (row-major over shape) of tensor p */
+static inline size_t param_index(const struct param_info *p, size_t i)
+{
+    size_t cols = (size_t)p->shape[1];
+    return p->offset + (i / cols) * p->ld + i % cols;
+}
 
 struct sub_acts;
 
 struct model {
     const struct ops *ops;
     struct model_config cfg;
+    int ffn_pad;                    /* f': the FFN width the matmuls use */
     struct block_cfg *blk;          /* [L], blk[l] is block l+1 */
     struct param_info *info;
     int n_tensors;
-    size_t n_params;
-    real *params, *grads;
+    size_t n_params;                /* elements of the parameter buffer, padding included */
+    size_t n_weights;               /* the model's parameters: Σ info[t].n */
+    real *params, *grads;           /* master weights and their gradients */
+    act *wact;                      /* the weights the matmuls read: params itself where act
+                                       is real, else a copy kept by model_sync_weights and adam */
     size_t *block_first, *block_end; /* parameter range of each block */
-    real **w, **dw;                 /* [L+2][P_KIND_COUNT] pointers into params/grads */
+    size_t *woff;                   /* [L+2][P_KIND_COUNT] buffer offsets, (size_t)-1 if absent */
 
     int max_B, B;                   /* allocated batch and the current one */
     int32_t *tokens, *targets;
-    real **stream;                  /* [L+1] outputs: stream[0] the embedding, stream[l] block l */
+    int32_t *emb_pos, *emb_start;   /* rows grouped by token, for embedding_bwd */
+    int32_t *h_pos, *h_start, *h_count; /* their host side; h_count [vocab + 1] */
+    int emb_groups;
+    act **stream;                   /* [L+1] outputs: stream[0] the embedding, stream[l] block l */
     struct sub_acts *acts;          /* [2L] attention and MLP sub-layers */
-    real *xf, *rstd_f, *logits, *losses;
-    real *dstream[2];               /* gradients of the residual stream */
-    real *scratch[8];               /* [N, max(d, ffn)] each, for the backward */
+    act *xf, *dxf, *logits;         /* logits: logit_rows rows at a time; xf and dxf
+                                       share memory with other buffers (model.c) */
+    real *rstd_f, *losses;
+    int logit_rows;
+    real *rope_cos, *rope_sin;      /* [T, hd/2] */
+    act *dstream[2];                /* gradients of the residual stream */
+    act *norm_tmp, *h_tmp;          /* a sub-layer's normed input [N,d] and SwiGLU output [N,f'],
+                                       written by the forward and again by the backward */
+    act *d_wide, *d_mid;            /* backward scratch: [N, max(3d, 2f')], [N, max(d, f')] */
+    act *tmp[3];                    /* [N,d] each, for the less common variants' extra steps */
     void **allocs;                  /* every buffer, for model_destroy */
     int n_allocs;
     size_t bytes;                   /* asked of the backend, for out-of-memory reports */
@@ -71,14 +105,22 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
                  char *err, size_t errlen);
 void model_destroy(struct model *m);
 
-/* The init of the variant (PAPER.md §2, DESIGN.md §4) from a seed. */
+/* The init of the variant (trainer/variant.h) from a seed. */
 int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen);
+/* After m->params changed other than by the ops' adam (an upload, a
+ * checkpoint): brings the matmuls' copy of the weights in step. */
+void model_sync_weights(struct model *m);
 
 /* Forward on B ≤ max_B sequences of seq_len tokens (host arrays). Returns
  * the sum of per-token losses over targets ≥ 0. With grad_scale != 0 it
- * prepares the backward of grad_scale · Σ loss. */
+ * starts the backward of grad_scale · Σ loss: the lm_head's gradient is
+ * accumulated here, a chunk of rows at a time, so that the logits of the
+ * whole batch never exist at once; model_backward must follow. */
 double model_forward(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
                      real grad_scale);
+/* The forward's logits, [B·seq_len, vocab] into a host array. */
+void model_logits(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                  real *logits);
 /* Accumulates the gradients of the last forward into m->grads. */
 void model_backward(struct model *m);
 
@@ -87,5 +129,10 @@ const struct param_info *model_param(const struct model *m, int layer, enum para
 /* Training FLOPs per token: 6 per matmul weight (lm_head included, the
  * embedding lookup not) plus attention's 12·L·d·T (PaLM, appendix B). */
 double model_flops_per_token(const struct model *m);
+
+/* Copies tensor p between a host image of the parameter buffer and a
+ * contiguous [shape] array (its checkpoint layout). */
+void param_pack(const struct param_info *p, const real *image, real *dst);
+void param_unpack(const struct param_info *p, const real *src, real *image);
 
 #endif

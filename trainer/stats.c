@@ -32,7 +32,7 @@ void stats_activations(const struct model *m, struct layer_stats *s)
     int N = m->B * m->cfg.seq_len, d = m->cfg.dim;
     size_t n = (size_t)N * d;
     for (int l = 0; l <= m->cfg.n_layers; l++) {
-        double sum = m->ops->sum(m->stream[l], n), sq = m->ops->sumsq(m->stream[l], n);
+        double sum = m->ops->act_sum(m->stream[l], n), sq = m->ops->act_sumsq(m->stream[l], n);
         double mean = sum / (double)n;
         s->out_var[l] = sq / (double)n - mean * mean;
         s->out_rms[l] = sqrt(sq / (double)n);
@@ -41,21 +41,20 @@ void stats_activations(const struct model *m, struct layer_stats *s)
     }
 }
 
-void stats_grad_norms(const struct model *m, struct layer_stats *s)
+void stats_grad_norms(const struct model *m, struct layer_stats *s, double clip_factor)
 {
     for (int l = 1; l <= m->cfg.n_layers; l++) {
         size_t lo = m->block_first[l - 1], hi = m->block_end[l - 1];
-        s->grad_norm[l] = sqrt(m->ops->sumsq(m->grads + lo, hi - lo));
+        s->grad_norm[l] = clip_factor * sqrt(m->ops->sumsq(m->grads + lo, hi - lo));
     }
 }
 
-void stats_update_ratios(const struct model *m, real *before, struct layer_stats *s)
+void stats_update_ratios(const struct model *m, const real *before, struct layer_stats *s)
 {
     for (int l = 1; l <= m->cfg.n_layers; l++) {
         size_t lo = m->block_first[l - 1], hi = m->block_end[l - 1];
         double w = m->ops->sumsq(m->params + lo, hi - lo);
-        m->ops->axpby(before + lo, 1, m->params + lo, -1, hi - lo);
-        double dw = m->ops->sumsq(before + lo, hi - lo);
+        double dw = m->ops->dist2(m->params + lo, before + lo, hi - lo);
         s->update_ratio[l] = w > 0 ? sqrt(dw / w) : 0;
     }
 }

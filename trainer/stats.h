@@ -17,9 +17,10 @@ int stats_alloc(struct layer_stats *s, int n_layers);
 void stats_free(struct layer_stats *s);
 /* From the activations of the last forward (on the held-out batch). */
 void stats_activations(const struct model *m, struct layer_stats *s);
-/* From m->grads after a backward. */
-void stats_grad_norms(const struct model *m, struct layer_stats *s);
-/* delta = w_after − w_before, computed into `before` (overwritten). */
-void stats_update_ratios(const struct model *m, real *before, struct layer_stats *s);
+/* From m->grads after a backward, times the clip factor the update applied. */
+void stats_grad_norms(const struct model *m, struct layer_stats *s, double clip_factor);
+/* ‖w_after − w_before‖ / ‖w_after‖ per block, before being the weights
+ * before the update. */
+void stats_update_ratios(const struct model *m, const real *before, struct layer_stats *s);
 
 #endif

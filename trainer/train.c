@@ -197,20 +197,33 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
         sum += model_forward(&r->m, r->tok, r->tgt, mb, (real)(1.0 / count));
         model_backward(&r->m);
     }
-    *grad_norm = sqrt(o->sumsq(r->m.grads, r->m.n_params));
-    if (s->train.clip > 0 && *grad_norm > s->train.clip)
-        o->axpby(r->m.grads, 0, r->m.grads, (real)(s->train.clip / *grad_norm), r->m.n_params);
-    if (with_stats) {
-        stats_grad_norms(&r->m, &r->stats);
-        o->copy(r->before, r->m.params, r->m.n_params);
-    }
-    *lr = schedule_lr(s->train.lr, s->train.warmup, s->train.steps, s->train.min_lr_ratio, step);
-    o->adam(r->m.params, r->m.grads, r->adam_m, r->adam_v, r->m.n_params, (real)*lr,
-            (real)s->train.beta1, (real)s->train.beta2, (real)s->train.eps,
-            (real)s->train.weight_decay, step + 1);
     if (with_stats)
+        o->copy(r->before, r->m.params, r->m.n_params);
+    *lr = schedule_lr(s->train.lr, s->train.warmup, s->train.steps, s->train.min_lr_ratio, step);
+    *grad_norm = o->adam(r->m.params, r->m.wact, r->m.grads, r->adam_m, r->adam_v, r->m.n_params,
+                         (real)*lr, (real)s->train.beta1, (real)s->train.beta2,
+                         (real)s->train.eps, (real)s->train.weight_decay, step + 1,
+                         s->train.clip);
+    if (with_stats) {
+        double clip = s->train.clip > 0 && *grad_norm > s->train.clip
+                          ? s->train.clip / *grad_norm : 1;
+        stats_grad_norms(&r->m, &r->stats, clip);
         stats_update_ratios(&r->m, r->before, &r->stats);
+    }
     return sum / count;
+}
+
+/* A fault of the device (a GPU's illegal address, a failed library call)
+ * ends the run as an error that names the op: its numbers are not results,
+ * and divergence, which is one, must never be confused with it. */
+static int device_fault(struct run *r, long step, char *err, size_t errlen)
+{
+    char why[900];
+    if (r->m.ops->error(why, sizeof(why)) == 0)
+        return 0;
+    snprintf(err, errlen, "device fault on %s at step %ld: %s", r->m.ops->name, step, why);
+    say(r, "%s", err);
+    return -1;
 }
 
 /* The end-of-job analyses of analysis.prune / analysis.angular, over the
@@ -290,7 +303,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     if (metrics_log_open(&r.log, out_dir, resumed ? step : -1, err, errlen))
         goto out;
     say(&r, "%s: %s, norm %s, %.2fM parameters, %ld steps of %d × %d tokens on %s%s",
-        spec->name, spec->model.preset, spec->norm.name, r.m.n_params / 1e6, spec->train.steps,
+        spec->name, spec->model.preset, spec->norm.name, r.m.n_weights / 1e6, spec->train.steps,
         spec->train.batch_seqs, spec->train.seq_len, opts->ops->name,
         resumed ? " (resumed)" : "");
     if (resumed)
@@ -300,6 +313,8 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             evaluate(&r, 0);
         if (spec->stats_every > 0)
             layer_stats(&r, 0, 0);
+        if (device_fault(&r, 0, err, errlen))
+            goto out;
     }
     double tokens_per_step = (double)spec->train.batch_seqs * spec->train.seq_len;
     double last_print = now() - 1e9, started = now();
@@ -311,6 +326,8 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         double loss = update(&r, step, with_stats, &gnorm, &lr);
         double dt = now() - t0;
         step++;
+        if (device_fault(&r, step, err, errlen))
+            goto out;
         emit(&r, step, "train/loss", -1, loss);
         emit(&r, step, "train/lr", -1, lr);
         emit(&r, step, "train/grad_norm", -1, gnorm);
@@ -324,6 +341,8 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             layer_stats(&r, step, 1);
         if (spec->eval_every > 0 && (step % spec->eval_every == 0 || step == spec->train.steps))
             evaluate(&r, step);
+        if (device_fault(&r, step, err, errlen))
+            goto out;
         double t = now();
         if (t - last_print >= opts->progress_seconds || step == spec->train.steps) {
             char eta[32];
@@ -350,7 +369,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
         }
     }
-    if (analyses(&r, step, err, errlen))
+    if (analyses(&r, step, err, errlen) || device_fault(&r, step, err, errlen))
         goto out;
     rc = TRAIN_DONE;
 out:

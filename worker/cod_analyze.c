@@ -5,6 +5,7 @@
  * prune.json / angular.json, or the export folder. Sending the results to
  * the server as metrics belongs to cod-worker, which runs the same analyses
  * at the end of a job through trainer/train.c. */
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: cod-analyze prune|angular|export CHECKPOINT_DIR [--val SHARDS] [--tokens N]\n"
+            "usage: cod-analyze prune|angular|export|logits CHECKPOINT_DIR [--val SHARDS]\n"
+            "                   [--tokens N]\n"
             "                   [--out DIR] [--threads N]\n"
             "  prune     held-out loss and perplexity with each block removed in turn, as\n"
             "            prune/delta_loss and prune/delta_ppl per layer (paper's ΔP(l))\n"
@@ -36,9 +38,13 @@ static void usage(FILE *f)
             "            block l+n, averaged over every token, and its row-scaled form\n"
             "  export    a Hugging Face LLaMA folder (config.json, model.safetensors) in --out;\n"
             "            refused for variants stock LLaMA cannot express\n"
+            "  logits    the model's logits on the first held-out sequences, fp32, as a NumPy\n"
+            "            file [sequences, seq_len, vocab] in --out (for checking an export)\n"
             "  --val SHARDS  validation shards (glob); default: the checkpoint spec's data.val\n"
-            "  --tokens N    held-out tokens (default 262144 for prune, 65536 for angular)\n"
-            "  --out DIR     write prune.json / angular.json there (export: the folder)\n"
+            "  --tokens N    held-out tokens (default 262144 for prune, 65536 for angular,\n"
+            "                one sequence's for logits)\n"
+            "  --out DIR     write prune.json / angular.json there (export: the folder;\n"
+            "                logits: the .npy file)\n"
             "exit status: 0 done, 1 failed, 2 bad usage or bad checkpoint\n");
 }
 
@@ -123,7 +129,76 @@ static void print_angular(const struct angular_result *r)
     }
 }
 
-/* prune or angular: the checkpoint's model over held-out shards. */
+/* A NumPy .npy file (format 1.0) of float32 [a, b, c]. */
+static int write_npy(const char *path, const real *x, long long a, long long b, long long c,
+                     char *err, size_t errlen)
+{
+    char header[128];
+    int n = snprintf(header, sizeof(header),
+                     "{'descr': '<f4', 'fortran_order': False, 'shape': (%lld, %lld, %lld), }", a,
+                     b, c);
+    int total = (10 + n + 1 + 63) / 64 * 64; /* magic, version, length, dict, '\n' */
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)((total - 10) & 0xff),
+                             (unsigned char)((total - 10) >> 8)};
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int bad = fwrite(pre, 1, 10, f) != 10 || fwrite(header, 1, (size_t)n, f) != (size_t)n;
+    for (int i = 10 + n; !bad && i < total - 1; i++)
+        bad = fputc(' ', f) == EOF;
+    bad = bad || fputc('\n', f) == EOF;
+    size_t count = (size_t)(a * b * c);
+    if (!bad && sizeof(real) == sizeof(float))
+        bad = fwrite(x, sizeof(float), count, f) != count;
+    for (size_t i = 0; !bad && sizeof(real) != sizeof(float) && i < count; i++) {
+        float v = (float)x[i];
+        bad = fwrite(&v, sizeof v, 1, f) != 1;
+    }
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The logits of the first held-out sequences into a .npy file. */
+static int logits(struct model *m, const struct loader *v, long long tokens, const char *out,
+                  char *err, size_t errlen)
+{
+    int T = m->cfg.seq_len, V = m->cfg.vocab;
+    long long seqs = (tokens + T - 1) / T;
+    if (seqs > v->n_chunks)
+        seqs = v->n_chunks;
+    real *all = malloc((size_t)seqs * T * V * sizeof(real));
+    int32_t *tok = malloc((size_t)m->max_B * T * sizeof(int32_t)),
+            *tgt = malloc((size_t)m->max_B * T * sizeof(int32_t));
+    int rc = -1;
+    if (!all || !tok || !tgt) {
+        snprintf(err, errlen, "out of memory for the logits of %lld sequences of %d × %d", seqs,
+                 T, V);
+        goto out;
+    }
+    for (long long s0 = 0; s0 < seqs; s0 += m->max_B) {
+        int B = (int)(seqs - s0 < m->max_B ? seqs - s0 : m->max_B);
+        for (int b = 0; b < B; b++)
+            loader_chunk(v, s0 + b, tok + (size_t)b * T, tgt + (size_t)b * T);
+        model_logits(m, tok, tgt, B, all + (size_t)s0 * T * V);
+    }
+    if (write_npy(out, all, seqs, T, V, err, errlen) == 0) {
+        printf("wrote %s: logits of %lld sequences of %d tokens, vocabulary %d\n", out, seqs, T,
+               V);
+        rc = 0;
+    }
+out:
+    free(all);
+    free(tok);
+    free(tgt);
+    return rc;
+}
+
+/* prune, angular or logits: the checkpoint's model over held-out shards. */
 static int analyse(const char *cmd, const char *ckpt, const struct job_spec *s, const char *val,
                    long long tokens, const char *out)
 {
@@ -152,7 +227,10 @@ static int analyse(const char *cmd, const char *ckpt, const struct job_spec *s, 
     }
     printf("%s: %s, norm %s, %d layers, dim %d; held-out %s\n", cmd, ckpt, s->norm.name,
            s->model.n_layers, s->model.dim, val);
-    if (!strcmp(cmd, "prune")) {
+    if (!strcmp(cmd, "logits")) {
+        if (logits(&m, &v, tokens, out, err, sizeof(err)))
+            goto out;
+    } else if (!strcmp(cmd, "prune")) {
         struct prune_result r;
         if (prune_run(&m, &v, tokens, &r, err, sizeof(err)))
             goto out;
@@ -217,13 +295,16 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (strcmp(cmd, "prune") && strcmp(cmd, "angular") && strcmp(cmd, "export")) {
-        fprintf(stderr, "cod-analyze: unknown analysis '%s' (expected prune, angular or export)\n",
+    if (strcmp(cmd, "prune") && strcmp(cmd, "angular") && strcmp(cmd, "export") &&
+        strcmp(cmd, "logits")) {
+        fprintf(stderr,
+                "cod-analyze: unknown analysis '%s' (expected prune, angular, export or logits)\n",
                 cmd);
         return EXIT_USAGE;
     }
-    if (!strcmp(cmd, "export") && !out) {
-        fprintf(stderr, "cod-analyze: export needs --out DIR for the Hugging Face folder\n");
+    if ((!strcmp(cmd, "export") || !strcmp(cmd, "logits")) && !out) {
+        fprintf(stderr, "cod-analyze: %s needs --out %s\n", cmd,
+                !strcmp(cmd, "export") ? "DIR for the Hugging Face folder" : "FILE.npy");
         return EXIT_USAGE;
     }
     if (threads > 0)
@@ -244,6 +325,6 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (!tokens)
-        tokens = !strcmp(cmd, "prune") ? 262144 : 65536;
+        tokens = !strcmp(cmd, "prune") ? 262144 : !strcmp(cmd, "logits") ? 1 : 65536;
     return analyse(cmd, ckpt, &s, val ? val : s.val_glob, tokens, out);
 }

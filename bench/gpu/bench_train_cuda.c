@@ -1,9 +1,12 @@
 /* CUDA training throughput: tokens/s, MFU and device memory of full
- * training updates (forward, backward, AdamW) of a preset at seq 256 and
- * vocab 32000 on cuda:0, with the largest micro-batch that fits (halving
- * from 128) unless one is given. Tokens are random ids: throughput does not
- * depend on the text. MFU is against the dense bf16 peak given in TFLOP/s
- * (989 for H100 SXM and H200), with the FLOPs of model_flops_per_token.
+ * training updates (forward, backward, AdamW with the gradient-norm clip)
+ * of a preset with LayerNorm Scaling at seq 256 and vocab 32000 on cuda:0,
+ * with the largest micro-batch that fits (halving from 128) unless one is
+ * given. Tokens are random ids: throughput does not depend on the text.
+ * MFU is against the dense bf16 peak given in TFLOP/s (989 for H100 SXM and
+ * H200), with the FLOPs of model_flops_per_token. Peak memory is every
+ * byte the backend allocated (ops_cuda_memory), the CUDA context aside, as
+ * PyTorch's max_memory_allocated counts its own.
  * usage: bench_train_cuda PRESET PEAK_TFLOPS [MICRO_BATCH] [STEPS] */
 #include <math.h>
 #include <stdio.h>
@@ -49,7 +52,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_train_cuda PRESET PEAK_TFLOPS [MICRO_BATCH] [STEPS]\n");
         return 2;
     }
-    double peak = atof(argv[2]) * 1e12;
+    double peak_flops = atof(argv[2]) * 1e12;
     int fixed_B = argc > 3 ? atoi(argv[3]) : 0, steps = argc > 4 ? atoi(argv[4]) : 10;
     char err[1024], text[128];
     snprintf(text, sizeof text, "{\"model\": \"%s\", \"norm\": \"lns\"}", argv[1]);
@@ -68,15 +71,6 @@ int main(int argc, char **argv)
                              .n_heads = s.model.n_heads, .ffn_dim = s.model.ffn_dim,
                              .vocab = VOCAB, .seq_len = SEQ, .norm = s.norm,
                              .rope_theta = 10000, .norm_eps = 1e-6};
-    /* cuBLASLt's handle and workspace and the reduction partials are
-     * allocated at first use: take them before the model fills the device */
-    real *one = ops_cuda.alloc(1);
-    if (!one) {
-        fprintf(stderr, "bench_train_cuda: cannot allocate on the device\n");
-        return 1;
-    }
-    ops_cuda.matmul_fwd(one, one, one, 1, 1, 1);
-    ops_cuda.sum(one, 1);
     struct model m;
     real *am = NULL, *av = NULL;
     int B = fixed_B > 0 ? fixed_B : 128;
@@ -87,6 +81,7 @@ int main(int argc, char **argv)
         }
         B /= 2;
     }
+    ops_cuda_reset_peak(); /* the attempts that did not fit are gone */
     if (model_init_weights(&m, 1, err, sizeof err) != 0) {
         fprintf(stderr, "bench_train_cuda: %s\n", err);
         return 1;
@@ -103,36 +98,38 @@ int main(int argc, char **argv)
         tok[i] = (int32_t)(rng_next(&r) % VOCAB);
         tgt[i] = (int32_t)(rng_next(&r) % VOCAB);
     }
-    double t0 = 0;
+    double t0 = 0, loss = 0;
     /* two warm-up steps plan the matmuls and allocate cuBLASLt's workspace;
-     * the loss (a device-to-host copy) makes each step wait for the GPU */
+     * the loss and the gradient norm (device-to-host copies) make each step
+     * wait for the GPU, as a training run's do */
     for (int step = -2; step < steps; step++) {
-        if (step == 0)
+        if (step == 0) {
+            ops_cuda_profile_report(NULL); /* drops the warm-up's marks */
             t0 = now();
+        }
         ops_cuda.zero(m.grads, m.n_params);
-        model_forward(&m, tok, tgt, B, (real)(1.0 / N));
+        loss = model_forward(&m, tok, tgt, B, (real)(1.0 / N)) / N;
         model_backward(&m);
-        ops_cuda.adam(m.params, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f, 0,
-                      step + 3);
+        ops_cuda.adam(m.params, m.wact, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f,
+                      0, step + 3, 1.0);
     }
-    double loss = ops_cuda.sum(m.losses, (size_t)N) / N, dt = now() - t0;
-    size_t used = 0, total = 0;
-    if (ops_cuda_error(err, sizeof err) != 0 || !isfinite(loss) ||
-        cuda_memory(&used, &total, err, sizeof err) != 0) {
+    double dt = now() - t0;
+    ops_cuda_profile_report(stdout);
+    size_t used = 0, peak = 0;
+    ops_cuda_memory(&used, &peak);
+    if (ops_cuda.error(err, sizeof err) != 0 || !isfinite(loss)) {
         fprintf(stderr, "bench_train_cuda: %s\n", isfinite(loss) ? err : "non-finite loss");
         return 1;
     }
     double tps = (double)N * steps / dt, flops = tps * model_flops_per_token(&m);
-    /* every buffer is allocated up front, so the use after the steps is the peak */
     printf("RESULT impl=cod model=%s micro_batch=%d params_m=%.1f tokens_per_s=%.0f "
            "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f\n",
-           argv[1], B, m.n_params / 1e6, tps, flops / 1e12, flops / peak, used / 1073741824.0,
-           loss);
+           argv[1], B, m.n_weights / 1e6, tps, flops / 1e12, flops / peak_flops,
+           peak / 1073741824.0, loss);
     free(tok);
     free(tgt);
     ops_cuda.free(am);
     ops_cuda.free(av);
-    ops_cuda.free(one);
     model_destroy(&m);
     return 0;
 }

@@ -8,31 +8,41 @@
 # H200) unless PEAK_TFLOPS says otherwise (H100 PCIe: 756, A100: 312).
 # Targets (issue 6): MFU ≥ 45% at llama-130m, ≥ 55% at llama-1b, ≥ 1.2×
 # torch.compile. Needs a GPU, the CUDA toolkit, and python3 with torch.
-# usage: bench/gpu/run.sh [preset...]
+# usage: [IMPLS="cod torch-eager torch-compile"] [STEPS=10] bench/gpu/run.sh [preset...]
 set -u
 cd "$(dirname "$0")/../.."
 peak=${PEAK_TFLOPS:-989}
 steps=${STEPS:-10}
 presets=("$@")
 [ ${#presets[@]} -eq 0 ] && presets=(llama-71m llama-130m llama-350m llama-1b)
-out=bench/out/gpu
+out=${BENCH_OUT:-bench/out/gpu}
 mkdir -p "$out"
-make -j"$(nproc)" all build/gpu/bench_train_cuda > "$out/build.log" 2>&1 ||
-    { echo "build failed: see $out/build.log"; exit 1; }
+. tests/gpu/bundle_env.sh
+gpu_env_setup "$out" || exit 1
+# One micro-batch per preset for every implementation, so that tokens/s and
+# peak memory compare the same work (MICRO_BATCH overrides it).
+declare -A micro=([llama-71m]=64 [llama-130m]=64 [llama-350m]=64 [llama-1b]=32)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null |
     sed 's/^/GPU: /'
 echo "dense bf16 peak for MFU: $peak TFLOP/s; seq 256, vocab 32000, $steps timed steps"
+# the GPU's own ceilings at these shapes, measured before the models
+if [ "${CEILINGS:-1}" = 1 ]; then
+    ceil_args=()
+    for p in "${presets[@]}"; do ceil_args+=("$p:${micro[$p]:-64}"); done
+    python3 bench/gpu/ceilings.py "${ceil_args[@]}" 2>&1 | tee "$out/ceilings.log" | grep '^CEILING'
+fi
 field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<< "$2"; }
 printf '%-11s %-14s %6s %12s %8s %9s\n' model impl batch tokens/s MFU peak_GiB
 status=0
 for p in "${presets[@]}"; do
     declare -A tps=()
-    for impl in cod torch-eager torch-compile; do
+    B=${MICRO_BATCH:-${micro[$p]:-}}
+    for impl in ${IMPLS:-cod torch-eager torch-compile}; do
         log="$out/$p-$impl.log"
         case $impl in
-        cod) build/gpu/bench_train_cuda "$p" "$peak" "${MICRO_BATCH:-}" "$steps" > "$log" 2>&1 ;;
+        cod) "$COD_BIN/bench_train_cuda" "$p" "$peak" "$B" "$steps" > "$log" 2>&1 ;;
         torch-*) python3 bench/gpu/torch_ref.py "$p" "$peak" --mode "${impl#torch-}" \
-                     ${MICRO_BATCH:+--micro-batch "$MICRO_BATCH"} --steps "$steps" > "$log" 2>&1 ;;
+                     ${B:+--micro-batch "$B"} --steps "$steps" > "$log" 2>&1 ;;
         esac
         r=$(grep '^RESULT' "$log" | tail -1)
         if [ -z "$r" ]; then

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The PyTorch reference for bench/gpu/run.sh: the LLaMA of trainer/spec.c's
-presets (Pre-LN RMSNorm, RoPE, SwiGLU, untied lm_head, no biases) at seq 256
-and vocab 32000, trained in plain PyTorch as one would write it: fp32 master
-weights, bf16 autocast, scaled_dot_product_attention (causal), fused AdamW;
-eager and torch.compile. Prints one RESULT line per mode with tokens/s, MFU
+presets with LayerNorm Scaling (Pre-LN RMSNorm whose output block l scales
+by 1/sqrt(l), as cod's bench trains; RoPE, SwiGLU, untied lm_head, no
+biases) at seq 256 and vocab 32000, trained in plain PyTorch as one would
+write it: fp32 master weights, bf16 autocast, scaled_dot_product_attention
+(causal), AdamW without the fused kernel (torch's default multi-tensor
+AdamW), so that the optimizer's arithmetic matches cod's; eager and
+torch.compile. Prints one RESULT line per mode with tokens/s, MFU
 against the given dense bf16 peak and the peak device memory, with the
 largest micro-batch that fits (halving from 128) unless one is given.
 FLOPs per token are cod's (model_flops_per_token): 6 per matmul weight,
@@ -31,14 +34,16 @@ SEQ, VOCAB = 256, 32000
 
 
 class RMSNorm(nn.Module):
-    def __init__(self, d, eps=1e-6):
+    def __init__(self, d, eps=1e-6, scale=1.0):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(d))
         self.eps = eps
+        self.scale = scale
 
     def forward(self, x):
         x32 = x.float()
-        return (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x) * self.weight
+        y = (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).type_as(x) * self.weight
+        return y * self.scale if self.scale != 1.0 else y
 
 
 def rope_tables(T, hd, theta=10000.0, device="cuda"):
@@ -54,10 +59,11 @@ def rotate_half(x):
 
 
 class Block(nn.Module):
-    def __init__(self, d, f, nh):
+    def __init__(self, d, f, nh, layer):
         super().__init__()
         self.nh = nh
-        self.attn_norm, self.ffn_norm = RMSNorm(d), RMSNorm(d)
+        s = 1.0 / math.sqrt(layer)
+        self.attn_norm, self.ffn_norm = RMSNorm(d, scale=s), RMSNorm(d, scale=s)
         self.q, self.k, self.v, self.o = (nn.Linear(d, d, bias=False) for _ in range(4))
         self.gate, self.up = nn.Linear(d, f, bias=False), nn.Linear(d, f, bias=False)
         self.down = nn.Linear(f, d, bias=False)
@@ -79,7 +85,7 @@ class Llama(nn.Module):
     def __init__(self, d, f, nh, L):
         super().__init__()
         self.embed = nn.Embedding(VOCAB, d)
-        self.blocks = nn.ModuleList(Block(d, f, nh) for _ in range(L))
+        self.blocks = nn.ModuleList(Block(d, f, nh, l + 1) for l in range(L))
         self.norm = RMSNorm(d)
         self.head = nn.Linear(d, VOCAB, bias=False)
         cos, sin = rope_tables(SEQ, d // nh)
@@ -106,7 +112,7 @@ def run(preset, mode, B, steps):
     d, f, nh, L = PRESETS[preset]
     torch.manual_seed(0)
     model = Llama(d, f, nh, L).cuda()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0, fused=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0, fused=False)
     fwd = torch.compile(model) if mode == "compile" else model
     tok = torch.randint(0, VOCAB, (B, SEQ), device="cuda")
     tgt = torch.randint(0, VOCAB, (B, SEQ), device="cuda")

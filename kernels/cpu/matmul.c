@@ -1,14 +1,25 @@
 #include "kernels/cpu/cpu.h"
 
-void cpu_matmul_fwd(real *out, const real *in, const real *w, int N, int In, int Out)
+void cpu_matmul_fwd(act *out, const act *in, const act *w, int N, int In, int Out, real a,
+                    const act *res, real b)
 {
-    GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, N, Out, In, 1, in, In, w, In, 0, out, Out);
+    real *o = A(out);
+    if (res && res != out)
+        cpu_copy(o, AC(res), (size_t)N * Out);
+    GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, N, Out, In, a, AC(in), In, AC(w), In,
+         res ? b : 0, o, Out);
 }
 
-void cpu_matmul_bwd(real *din, real *dw, const real *dout, const real *in, const real *w, int N,
-                    int In, int Out)
+void cpu_matmul_bwd(act *din, real *dw, const act *dout, const act *in, const act *w, int N,
+                    int In, int Out, real a, const act *res, real b)
 {
-    if (din)
-        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, In, Out, 1, dout, Out, w, In, 1, din, In);
-    GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, Out, In, N, 1, dout, Out, in, In, 1, dw, In);
+    if (dw)
+        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, Out, In, N, a, AC(dout), Out, AC(in), In, 1,
+             dw, In);
+    if (din) {
+        if (res && res != din)
+            cpu_copy(A(din), AC(res), (size_t)N * In);
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, In, Out, a, AC(dout), Out, AC(w), In,
+             res ? b : 0, A(din), In);
+    }
 }

@@ -29,6 +29,12 @@
 double cpu_sum(const real *x, size_t n) { FIXED_ORDER_SUM(n, (double)x[i]) }
 double cpu_sumsq(const real *x, size_t n) { FIXED_ORDER_SUM(n, (double)x[i] * x[i]) }
 double cpu_dot(const real *x, const real *y, size_t n) { FIXED_ORDER_SUM(n, (double)x[i] * y[i]) }
+double cpu_dist2(const real *x, const real *y, size_t n)
+{
+    FIXED_ORDER_SUM(n, ((double)x[i] - y[i]) * ((double)x[i] - y[i]))
+}
+double cpu_act_sum(const act *x, size_t n) { return cpu_sum(AC(x), n); }
+double cpu_act_sumsq(const act *x, size_t n) { return cpu_sumsq(AC(x), n); }
 
 static double angular_row(const real *a, const real *b, int d)
 {
@@ -43,7 +49,24 @@ static double angular_row(const real *a, const real *b, int d)
     return acos(c) / M_PI;
 }
 
-double cpu_angular_sum(const real *a, const real *b, int N, int d)
+double cpu_angular_sum(const act *a, const act *b, int N, int d)
 {
-    FIXED_ORDER_SUM((size_t)N, angular_row(a + i * (size_t)d, b + i * (size_t)d, d))
+    FIXED_ORDER_SUM((size_t)N, angular_row(AC(a) + i * (size_t)d, AC(b) + i * (size_t)d, d))
+}
+
+/* Threads split the columns; each walks every row in order. */
+void cpu_colsum_accumulate(real *dst, const real *a, const real *b, const real *rs, real s, int N,
+                           int d)
+{
+#pragma omp parallel
+    {
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        int lo = (int)((long)d * t / nt), hi = (int)((long)d * (t + 1) / nt);
+        for (int n = 0; n < N; n++) {
+            const real *ar = a + (size_t)n * d, *br = b + (size_t)n * d;
+            real sr = rs ? s * rs[n] : s;
+            for (int j = lo; j < hi; j++)
+                dst[j] += ar[j] * sr * br[j];
+        }
+    }
 }

@@ -1,25 +1,21 @@
-#include <math.h>
-
 #include "kernels/cpu/cpu.h"
 
-/* inv_freq_i = θ^(−2i/hd) as in the Hugging Face LLaMA; the angle and its
- * sine and cosine are taken in double, which costs little beside the
- * rotations and keeps the float and double builds on the same values. */
-void cpu_rope(real *out, const real *in, int B, int T, int nh, int hd, real theta, int dir)
+/* The tables hold cos and sin of t·θ^(−2i/hd), taken in double by the
+ * model, so both backends rotate by the same values. */
+void cpu_rope(act *x, int N, int T, int n_vec, int hd, int stride, const real *cos,
+              const real *sin, int dir)
 {
     int h2 = hd / 2;
-    /* one angle per (position, pair), applied to every sequence and head */
 #pragma omp parallel for schedule(static)
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < h2; i++) {
-            double a = t * pow((double)theta, -2.0 * i / hd);
-            real c = (real)cos(a), s = (real)(dir * sin(a));
-            for (int b = 0; b < B; b++)
-                for (int h = 0; h < nh; h++) {
-                    size_t o = (((size_t)b * T + t) * nh + h) * hd;
-                    real x1 = in[o + i], x2 = in[o + i + h2];
-                    out[o + i] = x1 * c - x2 * s;
-                    out[o + i + h2] = x2 * c + x1 * s;
-                }
+    for (int n = 0; n < N; n++) {
+        const real *c = cos + (size_t)(n % T) * h2, *s = sin + (size_t)(n % T) * h2;
+        for (int v = 0; v < n_vec; v++) {
+            real *p = A(x) + (size_t)n * stride + (size_t)v * hd;
+            for (int i = 0; i < h2; i++) {
+                real x1 = p[i], x2 = p[i + h2], sn = dir * s[i];
+                p[i] = x1 * c[i] - x2 * sn;
+                p[i + h2] = x2 * c[i] + x1 * sn;
+            }
         }
+    }
 }

@@ -1,15 +1,16 @@
-/* Causal softmax attention on [B,T,nh,hd], flash style: the T×T scores
- * never reach device memory. The forward keeps an online max and sum per
- * query row and stores only the row's logsumexp; the backward recomputes
- * the probabilities from it. The state is [lse | D], B·nh·T each, where D
- * = rowsum(P ⊙ dP) is the backward's scratch, as the CPU backend's state
- * holds its dP scratch (so D's home costs the model no allocation).
+/* Causal softmax attention on CUDA cores: the fallback for head sizes the
+ * tensor-core kernels (attention_mma.cu) do not take, and the reference
+ * they are checked against on the GPU. Flash style: the T×T scores never
+ * reach device memory. The forward keeps an online max and sum per query
+ * row and stores only the row's logsumexp; the backward recomputes the
+ * probabilities from it. The state is [lse | D], B·nh·T each, where D =
+ * rowsum(P ⊙ dP) = rowsum(dO ⊙ O) is the backward's.
  *
- * Layout of the work: a warp owns a few query (or key) rows; the 32 lanes
- * take 32 keys (or queries) of a shared-memory tile at a time for the
- * scores, then hold hd/32 columns each of the accumulators. Scores and
- * accumulators are fp32 on CUDA cores, as the CPU's; tensor-core tiles are
- * the next step for speed (see the report of issue 6). hd ≤ 128. */
+ * q, k and v are read from the packed rows [q | k | v] of 3·nh·hd (bf16)
+ * into fp32 shared-memory tiles. Layout of the work: a warp owns a few
+ * query (or key) rows; the 32 lanes take 32 keys (or queries) of a tile at
+ * a time for the scores, then hold hd/32 columns each of the accumulators.
+ * hd ≤ 128. This file also chooses between the two implementations. */
 #include <cmath>
 #include <cstdio>
 
@@ -28,6 +29,10 @@ static const unsigned FULL = 0xffffffffu;
 
 size_t cuda_attn_state_size(int B, int T, int nh) { return (size_t)2 * B * nh * T; }
 
+int cuda_attention_fallback;
+
+extern "C" void ops_cuda_fallback_attention(int on) { cuda_attention_fallback = on != 0; }
+
 static __device__ float warp_sum(float v)
 {
     for (int o = 16; o > 0; o >>= 1)
@@ -42,13 +47,14 @@ static __device__ float warp_max(float v)
     return v;
 }
 
-/* rows t0.. of one (batch, head) into a [rows][stride] shared tile, zero past T */
-static __device__ void load_rows(float *dst, int stride, const float *src, size_t d, int t0,
+/* rows t0.. of one (batch, head) into a [rows][stride] shared tile, zero
+ * past T; ld is the source's row stride in elements */
+static __device__ void load_rows(float *dst, int stride, const bf16 *src, size_t ld, int t0,
                                  int rows, int T, int hd)
 {
     for (int idx = threadIdx.x; idx < rows * hd; idx += blockDim.x) {
         int r = idx / hd, c = idx % hd, t = t0 + r;
-        dst[r * stride + c] = t < T ? src[(size_t)t * d + c] : 0.0f;
+        dst[r * stride + c] = t < T ? __bfloat162float(src[(size_t)t * ld + c]) : 0.0f;
     }
 }
 
@@ -61,16 +67,16 @@ static __device__ float row_dot(const float *a, const float *b, int hd)
 }
 
 static __global__ void __launch_bounds__(WARPS * 32)
-    attn_fwd_kernel(float *out, float *lse, const float *q, const float *k, const float *v, int T,
-                    int nh, int hd, float scale)
+    attn_fwd_kernel(bf16 *out, float *lse, const bf16 *qkv, int T, int nh, int hd, float scale)
 {
     const int BR = WARPS * FWD_RPW;
     __shared__ float Qs[BR][HD_MAX], Ks[TILE][HD_MAX + 1], Vs[TILE][HD_MAX];
     int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
         lane = threadIdx.x % 32;
-    size_t d = (size_t)nh * hd, base = (size_t)b * T * d + (size_t)h * hd;
+    size_t d = (size_t)nh * hd, ld = 3 * d, base = (size_t)b * T * d + (size_t)h * hd;
+    const bf16 *q = qkv + (size_t)b * T * ld + (size_t)h * hd, *k = q + d, *v = q + 2 * d;
     int r0 = blockIdx.x * BR, last = min(T - 1, r0 + BR - 1);
-    load_rows(&Qs[0][0], HD_MAX, q + base, d, r0, BR, T, hd);
+    load_rows(&Qs[0][0], HD_MAX, q, ld, r0, BR, T, hd);
     float m[FWD_RPW], l[FWD_RPW], acc[FWD_RPW][COLS];
 #pragma unroll
     for (int rr = 0; rr < FWD_RPW; rr++) {
@@ -82,8 +88,8 @@ static __global__ void __launch_bounds__(WARPS * 32)
     }
     for (int j0 = 0; j0 <= last; j0 += TILE) {
         __syncthreads(); /* the previous tile is consumed */
-        load_rows(&Ks[0][0], HD_MAX + 1, k + base, d, j0, TILE, T, hd);
-        load_rows(&Vs[0][0], HD_MAX, v + base, d, j0, TILE, T, hd);
+        load_rows(&Ks[0][0], HD_MAX + 1, k, ld, j0, TILE, T, hd);
+        load_rows(&Vs[0][0], HD_MAX, v, ld, j0, TILE, T, hd);
         __syncthreads();
 #pragma unroll
         for (int rr = 0; rr < FWD_RPW; rr++) {
@@ -117,7 +123,7 @@ static __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
         for (int e = 0; e < COLS; e++)
             if (lane + 32 * e < hd)
-                out[base + (size_t)i * d + lane + 32 * e] = acc[rr][e] * inv;
+                out[base + (size_t)i * d + lane + 32 * e] = __float2bfloat16_rn(acc[rr][e] * inv);
         if (lane == 0)
             lse[(size_t)bh * T + i] = m[rr] + logf(l[rr]);
     }
@@ -128,17 +134,19 @@ static __global__ void __launch_bounds__(WARPS * 32)
  * the forward's output, which the op is not given), the second accumulates
  * dQ = scale·dS·K with dS = P ⊙ (dP − D). */
 static __global__ void __launch_bounds__(WARPS * 32)
-    attn_dq_kernel(float *dq, float *Dst, const float *lse, const float *dout, const float *q,
-                   const float *k, const float *v, int T, int nh, int hd, float scale)
+    attn_dq_kernel(bf16 *dqkv, float *Dst, const float *lse, const bf16 *dout, const bf16 *qkv,
+                   int T, int nh, int hd, float scale)
 {
     const int BR = WARPS * BWD_RPW;
     __shared__ float Qs[BR][HD_MAX], dOs[BR][HD_MAX], Ks[TILE][HD_MAX + 1],
         Vs[TILE][HD_MAX + 1];
     int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
         lane = threadIdx.x % 32;
-    size_t d = (size_t)nh * hd, base = (size_t)b * T * d + (size_t)h * hd;
+    size_t d = (size_t)nh * hd, ld = 3 * d, base = (size_t)b * T * d + (size_t)h * hd;
+    const bf16 *q = qkv + (size_t)b * T * ld + (size_t)h * hd, *k = q + d, *v = q + 2 * d;
+    bf16 *dq = dqkv + (size_t)b * T * ld + (size_t)h * hd;
     int r0 = blockIdx.x * BR, last = min(T - 1, r0 + BR - 1);
-    load_rows(&Qs[0][0], HD_MAX, q + base, d, r0, BR, T, hd);
+    load_rows(&Qs[0][0], HD_MAX, q, ld, r0, BR, T, hd);
     load_rows(&dOs[0][0], HD_MAX, dout + base, d, r0, BR, T, hd);
     float L[BWD_RPW], D[BWD_RPW], acc[BWD_RPW][COLS];
 #pragma unroll
@@ -153,8 +161,8 @@ static __global__ void __launch_bounds__(WARPS * 32)
     for (int pass = 0; pass < 2; pass++) {
         for (int j0 = 0; j0 <= last; j0 += TILE) {
             __syncthreads();
-            load_rows(&Ks[0][0], HD_MAX + 1, k + base, d, j0, TILE, T, hd);
-            load_rows(&Vs[0][0], HD_MAX + 1, v + base, d, j0, TILE, T, hd);
+            load_rows(&Ks[0][0], HD_MAX + 1, k, ld, j0, TILE, T, hd);
+            load_rows(&Vs[0][0], HD_MAX + 1, v, ld, j0, TILE, T, hd);
             __syncthreads();
 #pragma unroll
             for (int rr = 0; rr < BWD_RPW; rr++) {
@@ -194,7 +202,7 @@ static __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
         for (int e = 0; e < COLS; e++)
             if (lane + 32 * e < hd)
-                dq[base + (size_t)i * d + lane + 32 * e] = scale * acc[rr][e];
+                dq[(size_t)i * ld + lane + 32 * e] = __float2bfloat16_rn(scale * acc[rr][e]);
         if (lane == 0)
             Dst[(size_t)bh * T + i] = D[rr];
     }
@@ -202,19 +210,20 @@ static __global__ void __launch_bounds__(WARPS * 32)
 
 /* Key rows: dV = Pᵀ·dO and dK = scale·dSᵀ·Q over the queries i ≥ j. */
 static __global__ void __launch_bounds__(WARPS * 32)
-    attn_dkv_kernel(float *dk, float *dv, const float *lse, const float *Dst, const float *dout,
-                    const float *q, const float *k, const float *v, int T, int nh, int hd,
-                    float scale)
+    attn_dkv_kernel(bf16 *dqkv, const float *lse, const float *Dst, const bf16 *dout,
+                    const bf16 *qkv, int T, int nh, int hd, float scale)
 {
     const int BK = WARPS * BWD_RPW;
     __shared__ float Ks[BK][HD_MAX], Vs[BK][HD_MAX], Qs[TILE][HD_MAX + 1],
         dOs[TILE][HD_MAX + 1], Ls[TILE], Ds[TILE];
     int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
         lane = threadIdx.x % 32;
-    size_t d = (size_t)nh * hd, base = (size_t)b * T * d + (size_t)h * hd;
+    size_t d = (size_t)nh * hd, ld = 3 * d, base = (size_t)b * T * d + (size_t)h * hd;
+    const bf16 *q = qkv + (size_t)b * T * ld + (size_t)h * hd, *k = q + d, *v = q + 2 * d;
+    bf16 *dk = dqkv + (size_t)b * T * ld + (size_t)h * hd + d, *dv = dk + d;
     int k0 = blockIdx.x * BK;
-    load_rows(&Ks[0][0], HD_MAX, k + base, d, k0, BK, T, hd);
-    load_rows(&Vs[0][0], HD_MAX, v + base, d, k0, BK, T, hd);
+    load_rows(&Ks[0][0], HD_MAX, k, ld, k0, BK, T, hd);
+    load_rows(&Vs[0][0], HD_MAX, v, ld, k0, BK, T, hd);
     float gk[BWD_RPW][COLS], gv[BWD_RPW][COLS];
 #pragma unroll
     for (int rr = 0; rr < BWD_RPW; rr++)
@@ -223,7 +232,7 @@ static __global__ void __launch_bounds__(WARPS * 32)
             gk[rr][e] = gv[rr][e] = 0;
     for (int i0 = k0; i0 < T; i0 += TILE) {
         __syncthreads();
-        load_rows(&Qs[0][0], HD_MAX + 1, q + base, d, i0, TILE, T, hd);
+        load_rows(&Qs[0][0], HD_MAX + 1, q, ld, i0, TILE, T, hd);
         load_rows(&dOs[0][0], HD_MAX + 1, dout + base, d, i0, TILE, T, hd);
         if (threadIdx.x < TILE) {
             int i = i0 + threadIdx.x;
@@ -260,8 +269,8 @@ static __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
         for (int e = 0; e < COLS; e++)
             if (lane + 32 * e < hd) {
-                dk[base + (size_t)j * d + lane + 32 * e] = scale * gk[rr][e];
-                dv[base + (size_t)j * d + lane + 32 * e] = gv[rr][e];
+                dk[(size_t)j * ld + lane + 32 * e] = __float2bfloat16_rn(scale * gk[rr][e]);
+                dv[(size_t)j * ld + lane + 32 * e] = __float2bfloat16_rn(gv[rr][e]);
             }
     }
 }
@@ -276,30 +285,41 @@ static int head_dim_ok(int hd, const char *op)
     return 0;
 }
 
-void cuda_attention_fwd(real *out, real *state, const real *q, const real *k, const real *v, int B,
-                        int T, int nh, int hd)
+void cuda_attention_fwd(act *out, real *state, const act *qkv, int B, int T, int nh, int hd)
 {
-    if (!head_dim_ok(hd, "attention_fwd") || B * nh * T == 0)
+    if (B * nh * T == 0)
+        return;
+    if (!cuda_attention_fallback && cuda_attention_mma_takes(hd)) {
+        cuda_attention_mma_fwd(BF(out), state, BFC(qkv), B, T, nh, hd);
+        return;
+    }
+    if (!head_dim_ok(hd, "attention_fwd"))
         return;
     const int BR = WARPS * FWD_RPW;
     dim3 grid((T + BR - 1) / BR, B * nh);
-    attn_fwd_kernel<<<grid, WARPS * 32>>>(out, state, q, k, v, T, nh, hd,
+    attn_fwd_kernel<<<grid, WARPS * 32>>>(BF(out), state, BFC(qkv), T, nh, hd,
                                           (float)(1.0 / sqrt((double)hd)));
     LAUNCH_CHECK("attention_fwd");
 }
 
-void cuda_attention_bwd(real *dq, real *dk, real *dv, const real *dout, const real *state,
-                        const real *q, const real *k, const real *v, int B, int T, int nh, int hd)
+void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state, const act *qkv,
+                        int B, int T, int nh, int hd)
 {
-    if (!head_dim_ok(hd, "attention_bwd") || B * nh * T == 0)
+    if (B * nh * T == 0)
+        return;
+    const float *lse = state;
+    float *D = (float *)state + (size_t)B * nh * T; /* the backward's half of the state */
+    if (!cuda_attention_fallback && cuda_attention_mma_takes(hd)) {
+        cuda_attention_mma_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D, BFC(qkv), B, T, nh, hd);
+        return;
+    }
+    if (!head_dim_ok(hd, "attention_bwd"))
         return;
     const int BR = WARPS * BWD_RPW;
     float scale = (float)(1.0 / sqrt((double)hd));
-    const float *lse = state;
-    float *D = (float *)state + (size_t)B * nh * T; /* the backward's scratch half of the state */
     dim3 grid((T + BR - 1) / BR, B * nh);
-    attn_dq_kernel<<<grid, WARPS * 32>>>(dq, D, lse, dout, q, k, v, T, nh, hd, scale);
+    attn_dq_kernel<<<grid, WARPS * 32>>>(BF(dqkv), D, lse, BFC(dout), BFC(qkv), T, nh, hd, scale);
     LAUNCH_CHECK("attention_bwd (dq)");
-    attn_dkv_kernel<<<grid, WARPS * 32>>>(dk, dv, lse, D, dout, q, k, v, T, nh, hd, scale);
+    attn_dkv_kernel<<<grid, WARPS * 32>>>(BF(dqkv), lse, D, BFC(dout), BFC(qkv), T, nh, hd, scale);
     LAUNCH_CHECK("attention_bwd (dk, dv)");
 }

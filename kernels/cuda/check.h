@@ -1,8 +1,12 @@
-/* Error checking for the CUDA backend. The ops table returns no status, so
- * the first failure is kept (file, line, op, CUDA's words), printed once to
- * stderr, and read back with ops_cuda_error(); reductions then return NaN,
- * which the trainer already stops on. After a failed launch or an illegal
- * address the context is unusable, so later failures are only counted. */
+/* Error checking for the CUDA backend. The ops return no status, so the
+ * first failure is kept (file, line, op, CUDA's words), printed once to
+ * stderr, and read back through the table's error(); reductions then
+ * return NaN. After a failed launch or an illegal address the context is
+ * unusable, so later failures are only counted. With COD_CUDA_SYNC=1 in
+ * the environment every launch is followed by a synchronisation, so that
+ * a fault inside a kernel is charged to the op that launched it rather
+ * than to the next call that waits. COD_CUDA_INJECT_FAULT=OP makes the
+ * first launch of OP fault on purpose, for the tests. */
 #ifndef COD_CUDA_CHECK_H
 #define COD_CUDA_CHECK_H
 
@@ -11,6 +15,11 @@
 void cuda_fail(const char *file, int line, const char *op, const char *what);
 /* nonzero once any failure was recorded */
 int cuda_failed(void);
+/* COD_CUDA_SYNC=1 */
+int cuda_sync_mode(void);
+void cuda_launch_check(const char *file, int line, const char *op);
+/* COD_CUDA_PROFILE=1: marks the end of an op on the stream (ops_cuda.cu) */
+void cuda_profile_mark(const char *op);
 
 #define CUDA_CHECK(op, call)                                                                   \
     do {                                                                                       \
@@ -20,16 +29,16 @@ int cuda_failed(void);
     } while (0)
 
 /* after every <<<>>>: a bad configuration is reported here, a fault inside
- * the kernel at the next synchronising call (download, reductions) */
-#define LAUNCH_CHECK(op) CUDA_CHECK(op, cudaGetLastError())
+ * the kernel at the next synchronising call (or here under COD_CUDA_SYNC) */
+#define LAUNCH_CHECK(op) cuda_launch_check(__FILE__, __LINE__, op)
 
 /* threads per block of the elementwise kernels, and their grid for n items */
 enum { CUDA_THREADS = 256 };
 static inline unsigned cuda_blocks(size_t n)
 {
     size_t b = (n + CUDA_THREADS - 1) / CUDA_THREADS;
-    /* grid-stride loops cover the rest past 2^20 blocks */
-    return (unsigned)(b == 0 ? 1 : b > (1u << 20) ? (1u << 20) : b);
+    /* grid-stride loops cover the rest past 2^16 blocks */
+    return (unsigned)(b == 0 ? 1 : b > (1u << 16) ? (1u << 16) : b);
 }
 
 #endif

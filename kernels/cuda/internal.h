@@ -1,62 +1,93 @@
 /* The CUDA backend's internal declarations: one file per op family,
  * gathered into the table by ops_cuda.cu. All work goes to the default
  * stream of the current device, so ops run in call order, and download and
- * the reductions (which copy a result back) are where the host waits. */
+ * the reductions (which copy a result back) are where the host waits. act
+ * buffers hold bf16 (BF() below), real buffers fp32. */
 #ifndef COD_CUDA_INTERNAL_H
 #define COD_CUDA_INTERNAL_H
+
+#include <cuda_bf16.h>
 
 #include "kernels/cuda/ops_cuda.h"
 
 static_assert(sizeof(real) == sizeof(float), "the CUDA backend is built for the float trainer");
 
+typedef __nv_bfloat16 bf16;
+#define BF(p) ((bf16 *)(p))
+#define BFC(p) ((const bf16 *)(p))
+
+/* memory.cu */
+void *cuda_malloc_tracked(size_t bytes, const char *op); /* NULL when out of memory */
+void cuda_free_tracked(void *p);
 real *cuda_alloc(size_t n);
+act *cuda_alloc_act(size_t n);
 int32_t *cuda_alloc_i32(size_t n);
 void cuda_free(void *p);
 void cuda_zero(real *p, size_t n);
+void cuda_zero_act(act *p, size_t n);
 void cuda_copy(real *dst, const real *src, size_t n);
+void cuda_copy_act(act *dst, const act *src, size_t n);
 void cuda_upload(real *dst, const real *host, size_t n);
 void cuda_download(real *host, const real *src, size_t n);
+void cuda_upload_act(act *dst, const real *host, size_t n);
+void cuda_download_act(real *host, const act *src, size_t n);
 void cuda_upload_i32(int32_t *dst, const int32_t *host, size_t n);
+/* A grow-only device buffer of at least `bytes` for one op's partial
+ * results; valid until the next call. NULL (with the failure recorded). */
+void *cuda_scratch(size_t bytes, const char *op);
 
-void cuda_matmul_fwd(real *out, const real *in, const real *w, int N, int In, int Out);
-void cuda_matmul_bwd(real *din, real *dw, const real *dout, const real *in, const real *w, int N,
-                     int In, int Out);
-void cuda_embedding_fwd(real *out, const int32_t *tok, const real *table, int N, int d);
-void cuda_embedding_bwd(real *dtable, const real *dout, const int32_t *tok, int N, int d);
-void cuda_rmsnorm_fwd(real *out, real *rstd, const real *x, const real *g, int N, int d, real s,
-                      real eps);
-void cuda_rmsnorm_bwd(real *dx, real *dg, const real *dout, const real *x, const real *g,
-                      const real *rstd, int N, int d, real s);
-void cuda_rope(real *out, const real *in, int B, int T, int nh, int hd, real theta, int dir);
+void cuda_matmul_fwd(act *out, const act *in, const act *w, int N, int In, int Out, real a,
+                     const act *res, real b);
+void cuda_matmul_bwd(act *din, real *dw, const act *dout, const act *in, const act *w, int N,
+                     int In, int Out, real a, const act *res, real b);
+void cuda_embedding_fwd(act *out, const int32_t *tok, const act *table, int N, int d);
+void cuda_embedding_bwd(real *dtable, const act *dout, const int32_t *tok, const int32_t *pos,
+                        const int32_t *start, int n_groups, int d);
+void cuda_rmsnorm_fwd(act *out, real *rstd, const act *x, const real *g, int N, int d, real s_in,
+                      real s_out, real eps, const act *res, real b);
+void cuda_rmsnorm_apply(act *out, const act *x, const real *g, const real *rstd, int N, int d,
+                        real s_in, real s_out);
+void cuda_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, const real *g,
+                      const real *rstd, int N, int d, real s_in, real s_out, const act *res,
+                      real b);
+void cuda_rope(act *x, int N, int T, int n_vec, int hd, int stride, const real *cos,
+               const real *sin, int dir);
 size_t cuda_attn_state_size(int B, int T, int nh);
-void cuda_attention_fwd(real *out, real *state, const real *q, const real *k, const real *v, int B,
-                        int T, int nh, int hd);
-void cuda_attention_bwd(real *dq, real *dk, real *dv, const real *dout, const real *state,
-                        const real *q, const real *k, const real *v, int B, int T, int nh, int hd);
-void cuda_swiglu_fwd(real *out, const real *gate, const real *up, size_t n);
-void cuda_swiglu_bwd(real *dgate, real *dup, const real *dout, const real *gate, const real *up,
-                     size_t n);
-void cuda_axpby(real *y, real a, const real *x, real b, size_t n);
-void cuda_chscale_fwd(real *out, const real *in, const real *lam, int N, int d, int c);
-void cuda_chscale_bwd(real *din, real *dlam, const real *dout, const real *in, const real *lam,
+void cuda_attention_fwd(act *out, real *state, const act *qkv, int B, int T, int nh, int hd);
+void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state, const act *qkv,
+                        int B, int T, int nh, int hd);
+void cuda_swiglu_fwd(act *h, const act *gu, int N, int f);
+void cuda_swiglu_bwd(act *dgu, act *h, const act *dh, const act *gu, int N, int f);
+void cuda_axpby(act *y, real a, const act *x, real b, size_t n);
+void cuda_to_act(act *dst, const real *src, size_t n);
+void cuda_chscale_fwd(act *out, const act *in, const real *lam, int N, int d, int c);
+void cuda_chscale_bwd(act *din, real *dlam, const act *dout, const act *in, const real *lam,
                       int N, int d, int c);
-void cuda_cross_entropy(real *loss, real *logits, const int32_t *tgt, int N, int V,
+void cuda_cross_entropy(real *loss, act *logits, const int32_t *tgt, int N, int V,
                         real grad_scale);
-void cuda_adam(real *p, const real *g, real *m, real *v, size_t n, real lr, real b1, real b2,
-               real eps, real wd, long step);
+double cuda_adam(real *p, act *pact, const real *g, real *m, real *v, size_t n, real lr, real b1,
+                 real b2, real eps, real wd, long step, double clip);
 double cuda_sum(const real *x, size_t n);
 double cuda_sumsq(const real *x, size_t n);
-double cuda_dot(const real *x, const real *y, size_t n);
-double cuda_angular_sum(const real *a, const real *b, int N, int d);
+double cuda_dist2(const real *x, const real *y, size_t n);
+double cuda_act_sum(const act *x, size_t n);
+double cuda_act_sumsq(const act *x, size_t n);
+double cuda_angular_sum(const act *a, const act *b, int N, int d);
 
-/* dst[j] += s · Σ_n a[n,j]·b[n,j]·(rs ? rs[n] : 1) over N rows of d columns
- * (reduce.cu): the parameter gradients of RMSNorm's g and LayerScale's λ. */
-void cuda_colsum_accumulate(real *dst, const real *a, const real *b, const real *rs, real s, int N,
-                            int d, const char *op);
-/* dst[0] += Σ a⊙b over n elements, on the device (reduce.cu). */
-void cuda_dot_accumulate(real *dst, const real *a, const real *b, size_t n, const char *op);
+/* reduce.cu: dst[j] += s · Σ_n a[n,j]·b[n,j]·(rs ? rs[n] : 1) over N rows of
+ * d columns, and dst[0] += Σ a⊙b; both in a fixed order, without atomics */
+void cuda_colsum_accumulate(real *dst, const bf16 *a, const bf16 *b, const real *rs, real s,
+                            int N, int d, const char *op);
+void cuda_dot_accumulate(real *dst, const bf16 *a, const bf16 *b, size_t n, const char *op);
+/* dst[j] += s · Σ_c partial[c][j], the chunks in order */
+void cuda_colsum_finish(real *dst, const real *partial, int chunks, int d, real s, const char *op);
 
-/* The matmul precision switch of ops_cuda_exact_matmul (matmul.cu). */
-extern int cuda_exact_matmul;
+/* attention.cu (the CUDA-core kernels) and attention_mma.cu (tensor cores) */
+extern int cuda_attention_fallback;
+int cuda_attention_mma_takes(int hd);
+void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, int B, int T, int nh, int hd);
+/* also fills D = rowsum(dO ⊙ O), [B·nh·T] */
+void cuda_attention_mma_bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse,
+                            float *D, const bf16 *qkv, int B, int T, int nh, int hd);
 
 #endif

@@ -1,17 +1,17 @@
-/* Matmuls through cuBLASLt on fp32 buffers. The compute type is
- * CUBLAS_COMPUTE_32F_FAST_16BF by default (inputs rounded to bf16 on the
- * tensor cores, fp32 accumulation), CUBLAS_COMPUTE_32F under
- * ops_cuda_exact_matmul(1). cuBLASLt is opened with dlopen at the first
- * matmul rather than linked, so the binaries start (and say "no GPU") on
- * machines without the CUDA libraries; its absence is reported by name.
+/* Matmuls through cuBLASLt: bf16 operands, fp32 accumulation, and the
+ * epilogue doing what would otherwise take another pass over memory: the
+ * residual add of the forward (D = a·A·B + b·C with C the stream), the
+ * input gradient's residual term, and the weight gradients accumulating in
+ * fp32 straight into the master gradients (β = 1, C = D in fp32).
+ * cuBLASLt is opened with dlopen at the first matmul rather than linked,
+ * so the binaries start (and say "no GPU") on machines without the CUDA
+ * libraries; its absence is reported by name.
  *
  * Row-major X[r,c] is column-major Xᵀ with ld c, so every product below is
  * written for the transposes:
- *   fwd  outᵀ[Out,N] = (wᵀ)ᵀ · inᵀ          A = w (T),    B = in (N)
- *   din  dinᵀ[In,N] += wᵀ[In,Out] · doutᵀ   A = w (N),    B = dout (N), β = 1
- *   dw   dwᵀ[In,Out] += inᵀ · dout          A = in (N),   B = dout (T), β = 1
- * The β = 1 of the backward is the epilogue that matters here: gradients
- * accumulate inside the matmul instead of in a second pass. */
+ *   fwd  outᵀ[Out,N] = a·(wᵀ)ᵀ·inᵀ + b·resᵀ   A = w (T),  B = in (N)
+ *   din  dinᵀ[In,N] = a·wᵀ·doutᵀ + b·resᵀ     A = w (N),  B = dout (N)
+ *   dw   dwᵀ[In,Out] += a·inᵀ·dout            A = in (N), B = dout (T), fp32 C = D */
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -28,10 +28,6 @@
 #ifndef COD_CUDA_LIBDIR /* set by the Makefile to the toolkit's lib64 */
 #define COD_CUDA_LIBDIR "/usr/local/cuda/lib64"
 #endif
-
-int cuda_exact_matmul;
-
-extern "C" void ops_cuda_exact_matmul(int on) { cuda_exact_matmul = on != 0; }
 
 /* the entry points used, resolved from the library by name */
 static struct {
@@ -114,13 +110,12 @@ static int load_cublaslt(const char *op)
 enum { MAX_DEVICES = 16, MAX_PLANS = 256 };
 static const size_t WORKSPACE_BYTES = (size_t)32 << 20;
 
-/* A matmul shape with its descriptors and the algorithm the heuristic chose:
- * a training step repeats a handful of shapes, so each is planned once.
- * The pointers' alignments are part of the shape: a weight that follows a
- * SkipInit scalar in the parameter buffer is only 4-byte aligned, and the
- * heuristic assumes 256 unless told. */
+/* A matmul shape with its descriptors and the algorithm the heuristic
+ * chose: a training step repeats a handful of shapes, so each is planned
+ * once. Alignments are part of the shape: the heuristic assumes 256 bytes
+ * unless told, and a row offset into a buffer can have less. */
 struct plan {
-    int ta, tb, m, n, k, exact;
+    int ta, tb, m, n, k, lda, ldb, ldc, c32;
     uint32_t align_a, align_b, align_c;
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t a, b, c;
@@ -167,10 +162,9 @@ static struct device_ctx *device_ctx(const char *op)
         c->handle = NULL;
         return NULL;
     }
-    cudaError_t e = cudaMalloc(&c->workspace, WORKSPACE_BYTES);
-    if (e != cudaSuccess) {
-        cuda_fail(__FILE__, __LINE__, op, cudaGetErrorString(e));
-        c->workspace = NULL;
+    c->workspace = cuda_malloc_tracked(WORKSPACE_BYTES, op);
+    if (!c->workspace) {
+        cuda_fail(__FILE__, __LINE__, op, "out of device memory for cuBLASLt's workspace");
         return NULL;
     }
     return c;
@@ -178,17 +172,17 @@ static struct device_ctx *device_ctx(const char *op)
 
 static int make_plan(struct device_ctx *c, struct plan *p, const char *op)
 {
-    cublasComputeType_t ct = p->exact ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_16BF;
     cublasOperation_t ta = p->ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-    LT_CHECK(op, lt.MatmulDescCreate(&p->desc, ct, CUDA_R_32F));
+    cudaDataType_t ct = p->c32 ? CUDA_R_32F : CUDA_R_16BF;
+    LT_CHECK(op, lt.MatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     LT_CHECK(op, lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LT_CHECK(op, lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     /* stored shapes: A is m×k (k×m when transposed), B k×n (n×k), C m×n */
-    LT_CHECK(op, lt.MatrixLayoutCreate(&p->a, CUDA_R_32F, p->ta ? p->k : p->m,
-                                       p->ta ? p->m : p->k, p->ta ? p->k : p->m));
-    LT_CHECK(op, lt.MatrixLayoutCreate(&p->b, CUDA_R_32F, p->tb ? p->n : p->k,
-                                       p->tb ? p->k : p->n, p->tb ? p->n : p->k));
-    LT_CHECK(op, lt.MatrixLayoutCreate(&p->c, CUDA_R_32F, p->m, p->n, p->m));
+    LT_CHECK(op, lt.MatrixLayoutCreate(&p->a, CUDA_R_16BF, p->ta ? p->k : p->m,
+                                       p->ta ? p->m : p->k, p->lda));
+    LT_CHECK(op, lt.MatrixLayoutCreate(&p->b, CUDA_R_16BF, p->tb ? p->n : p->k,
+                                       p->tb ? p->k : p->n, p->ldb));
+    LT_CHECK(op, lt.MatrixLayoutCreate(&p->c, ct, p->m, p->n, p->ldc));
     cublasLtMatmulPreference_t pref;
     LT_CHECK(op, lt.MatmulPreferenceCreate(&pref));
     cublasStatus_t s = lt.MatmulPreferenceSetAttribute(
@@ -211,9 +205,9 @@ static int make_plan(struct device_ctx *c, struct plan *p, const char *op)
     lt.MatmulPreferenceDestroy(pref);
     LT_CHECK(op, s);
     if (found == 0) {
-        char why[160];
-        snprintf(why, sizeof why, "cuBLASLt has no algorithm for m=%d n=%d k=%d", p->m, p->n,
-                 p->k);
+        char why[200];
+        snprintf(why, sizeof why, "cuBLASLt has no algorithm for m=%d n=%d k=%d (%s output)",
+                 p->m, p->n, p->k, p->c32 ? "fp32" : "bf16");
         cuda_fail(__FILE__, __LINE__, op, why);
         return -1;
     }
@@ -230,22 +224,28 @@ static uint32_t alignment(const void *p)
     return bytes;
 }
 
-/* C[m,n] = A·B + beta·C in column-major terms, on the current device */
-static void gemm(const char *op, int ta, int tb, int m, int n, int k, const float *A,
-                 const float *B, float beta, float *C)
+/* D[m,n] = alpha·op(A)·op(B) + beta·C in column-major terms on the current
+ * device; C is D's layout and type, D itself when C is NULL; c32: C and D
+ * are fp32 (else bf16) */
+static void gemm(const char *op, int ta, int tb, int m, int n, int k, const bf16 *A, int lda,
+                 const bf16 *B, int ldb, const void *C, void *D, int ldc, int c32, float alpha,
+                 float beta)
 {
-    if (cuda_failed())
+    if (cuda_failed() || m == 0 || n == 0)
         return;
     struct device_ctx *c = device_ctx(op);
     if (!c)
         return;
-    uint32_t aa = alignment(A), ab = alignment(B), ac = alignment(C);
+    if (!C)
+        C = D;
+    uint32_t aa = alignment(A), ab = alignment(B), ac = alignment(C) < alignment(D) ? alignment(C)
+                                                                                   : alignment(D);
     struct plan *p = NULL;
     for (int i = 0; i < c->n_plans && !p; i++) {
         struct plan *q = &c->plans[i];
-        if (q->ta == ta && q->tb == tb && q->m == m && q->n == n && q->k == k &&
-            q->exact == cuda_exact_matmul && q->align_a == aa && q->align_b == ab &&
-            q->align_c == ac)
+        if (q->ta == ta && q->tb == tb && q->m == m && q->n == n && q->k == k && q->lda == lda &&
+            q->ldb == ldb && q->ldc == ldc && q->c32 == c32 && q->align_a == aa &&
+            q->align_b == ab && q->align_c == ac)
             p = q;
     }
     if (!p) {
@@ -256,28 +256,35 @@ static void gemm(const char *op, int ta, int tb, int m, int n, int k, const floa
             c->oldest = (c->oldest + 1) % MAX_PLANS;
         }
         drop_plan(p);
-        *p = (struct plan){ta, tb, m, n, k, cuda_exact_matmul, aa, ab, ac, NULL, NULL, NULL, NULL, {}};
+        *p = (struct plan){ta, tb, m, n, k, lda, ldb, ldc, c32, aa, ab, ac, NULL, NULL, NULL, NULL, {}};
         if (make_plan(c, p, op) != 0) {
             drop_plan(p); /* matches no shape, so it is never used, only reused */
             return;
         }
     }
-    float alpha = 1;
-    cublasStatus_t s = lt.Matmul(c->handle, p->desc, &alpha, A, p->a, B, p->b, &beta, C, p->c, C,
+    cublasStatus_t s = lt.Matmul(c->handle, p->desc, &alpha, A, p->a, B, p->b, &beta, C, p->c, D,
                                  p->c, &p->algo, c->workspace, WORKSPACE_BYTES, 0);
     if (s != CUBLAS_STATUS_SUCCESS)
         cuda_fail(__FILE__, __LINE__, op, lt.GetStatusString(s));
+    else if (cuda_sync_mode())
+        CUDA_CHECK(op, cudaDeviceSynchronize());
+    cuda_profile_mark(op);
 }
 
-void cuda_matmul_fwd(real *out, const real *in, const real *w, int N, int In, int Out)
+void cuda_matmul_fwd(act *out, const act *in, const act *w, int N, int In, int Out, real a,
+                     const act *res, real b)
 {
-    gemm("matmul_fwd", 1, 0, Out, N, In, w, in, 0, out);
+    gemm("matmul_fwd", 1, 0, Out, N, In, BFC(w), In, BFC(in), In, res, out, Out, 0, a,
+         res ? b : 0.0f);
 }
 
-void cuda_matmul_bwd(real *din, real *dw, const real *dout, const real *in, const real *w, int N,
-                     int In, int Out)
+void cuda_matmul_bwd(act *din, real *dw, const act *dout, const act *in, const act *w, int N,
+                     int In, int Out, real a, const act *res, real b)
 {
+    if (dw)
+        gemm("matmul_bwd (dw)", 0, 1, In, Out, N, BFC(in), In, BFC(dout), Out, NULL, dw, In, 1,
+             a, 1.0f);
     if (din)
-        gemm("matmul_bwd (din)", 0, 0, In, N, Out, w, dout, 1, din);
-    gemm("matmul_bwd (dw)", 0, 1, In, Out, N, in, dout, 1, dw);
+        gemm("matmul_bwd (din)", 0, 0, In, N, Out, BFC(w), In, BFC(dout), Out, res, din, In, 0,
+             a, res ? b : 0.0f);
 }

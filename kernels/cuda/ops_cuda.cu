@@ -1,5 +1,6 @@
-/* The ops table, device memory and the error record of check.h. */
+/* The ops table and the error record of check.h. */
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "kernels/cuda/check.h"
@@ -11,86 +12,177 @@ static long n_errors;
 void cuda_fail(const char *file, int line, const char *op, const char *what)
 {
     if (n_errors++ == 0) {
-        snprintf(first_error, sizeof first_error, "%s:%d: %s: %s", file, line, op, what);
+        snprintf(first_error, sizeof first_error, "%s: %s (%s:%d)", op, what, file, line);
         fprintf(stderr, "cuda: %s\n", first_error);
     }
 }
 
 int cuda_failed(void) { return n_errors != 0; }
 
-extern "C" int ops_cuda_error(char *err, size_t errlen)
+int cuda_sync_mode(void)
 {
+    static int mode = -1;
+    if (mode < 0) {
+        const char *v = getenv("COD_CUDA_SYNC");
+        mode = v && strcmp(v, "1") == 0;
+    }
+    return mode;
+}
+
+/* COD_CUDA_INJECT_FAULT=OP: the first launch of OP is followed by a
+ * kernel that traps, a real device fault, so that tests can show what a
+ * fault does to a run (tests/gpu/fault.sh). */
+static __global__ void trap_kernel(void) { __trap(); }
+
+static void inject_fault(const char *op)
+{
+    static const char *target;
+    static int read, done;
+    if (!read) {
+        target = getenv("COD_CUDA_INJECT_FAULT");
+        read = 1;
+    }
+    if (target && !done && strcmp(target, op) == 0) {
+        done = 1;
+        trap_kernel<<<1, 1>>>();
+    }
+}
+
+/* COD_CUDA_PROFILE=1: an event after every launch; the time between
+ * consecutive events is the preceding op's, gaps included (the stream runs
+ * the ops in order). ops_cuda_profile_report() adds them up by op. */
+enum { PROFILE_EVENTS = 1 << 16 };
+static struct {
+    int on, n;
+    cudaEvent_t ev[PROFILE_EVENTS];
+    const char *op[PROFILE_EVENTS];
+} prof = {-1, 0, {}, {}};
+
+void cuda_profile_mark(const char *op)
+{
+    if (prof.on < 0) {
+        const char *v = getenv("COD_CUDA_PROFILE");
+        prof.on = v && strcmp(v, "1") == 0;
+    }
+    if (!prof.on || prof.n == PROFILE_EVENTS)
+        return;
+    if (cudaEventCreate(&prof.ev[prof.n]) != cudaSuccess ||
+        cudaEventRecord(prof.ev[prof.n], 0) != cudaSuccess) {
+        prof.on = 0;
+        return;
+    }
+    prof.op[prof.n++] = op;
+}
+
+static void profile_drop(void)
+{
+    for (int i = 0; i < prof.n; i++)
+        cudaEventDestroy(prof.ev[i]);
+    prof.n = 0;
+}
+
+extern "C" void ops_cuda_profile_report(FILE *f)
+{
+    if (prof.on <= 0 || prof.n < 2 || !f) {
+        profile_drop();
+        return;
+    }
+    enum { MAX_OPS = 128 };
+    const char *name[MAX_OPS];
+    double ms[MAX_OPS], total = 0;
+    long count[MAX_OPS];
+    int k = 0;
+    cudaEventSynchronize(prof.ev[prof.n - 1]);
+    for (int i = 1; i < prof.n; i++) {
+        float t = 0;
+        if (cudaEventElapsedTime(&t, prof.ev[i - 1], prof.ev[i]) != cudaSuccess)
+            continue;
+        int j = 0;
+        while (j < k && strcmp(name[j], prof.op[i]) != 0)
+            j++;
+        if (j == k) {
+            if (k == MAX_OPS)
+                continue;
+            name[k] = prof.op[i];
+            ms[k] = 0;
+            count[k++] = 0;
+        }
+        ms[j] += t;
+        count[j]++;
+        total += t;
+    }
+    for (int a = 1; a < k; a++) /* by time, largest first */
+        for (int b = a; b > 0 && ms[b] > ms[b - 1]; b--) {
+            double tm = ms[b];
+            ms[b] = ms[b - 1];
+            ms[b - 1] = tm;
+            long tc = count[b];
+            count[b] = count[b - 1];
+            count[b - 1] = tc;
+            const char *tn = name[b];
+            name[b] = name[b - 1];
+            name[b - 1] = tn;
+        }
+    fprintf(f, "PROFILE %-28s %10s %7s %8s\n", "op", "ms", "share", "launches");
+    for (int j = 0; j < k; j++)
+        fprintf(f, "PROFILE %-28s %10.2f %6.1f%% %8ld\n", name[j], ms[j], 100 * ms[j] / total,
+                count[j]);
+    fprintf(f, "PROFILE %-28s %10.2f\n", "total", total);
+    profile_drop();
+}
+
+void cuda_launch_check(const char *file, int line, const char *op)
+{
+    inject_fault(op);
+    cuda_profile_mark(op);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess && cuda_sync_mode())
+        e = cudaDeviceSynchronize();
+    if (e != cudaSuccess)
+        cuda_fail(file, line, op, cudaGetErrorString(e));
+}
+
+static int cuda_error(char *err, size_t errlen)
+{
+    if (!n_errors) {
+        /* a fault inside a kernel surfaces at the next synchronisation;
+         * look for one without waiting for the queue to drain */
+        cudaError_t e = cudaPeekAtLastError();
+        if (e != cudaSuccess)
+            cuda_fail(__FILE__, __LINE__, "a kernel", cudaGetErrorString(e));
+    }
     if (!n_errors)
         return 0;
     snprintf(err, errlen, "%s%s", first_error, n_errors > 1 ? " (and later errors)" : "");
     return -1;
 }
 
-/* Out of memory is not an error of the backend but a NULL for the caller,
- * who knows the model and batch behind the request and says so. */
-static void *device_zeroed(size_t bytes)
-{
-    void *p = NULL;
-    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 16);
-    if (e == cudaErrorMemoryAllocation) {
-        cudaGetLastError(); /* not sticky: clear it so later checks do not see it */
-        return NULL;
-    }
-    CUDA_CHECK("alloc", e);
-    if (e != cudaSuccess)
-        return NULL;
-    CUDA_CHECK("alloc", cudaMemset(p, 0, bytes));
-    return p;
-}
-
-real *cuda_alloc(size_t n) { return (real *)device_zeroed(n * sizeof(real)); }
-int32_t *cuda_alloc_i32(size_t n) { return (int32_t *)device_zeroed(n * sizeof(int32_t)); }
-
-void cuda_free(void *p)
-{
-    if (p)
-        CUDA_CHECK("free", cudaFree(p));
-}
-
-void cuda_zero(real *p, size_t n) { CUDA_CHECK("zero", cudaMemsetAsync(p, 0, n * sizeof(real))); }
-
-void cuda_copy(real *dst, const real *src, size_t n)
-{
-    if (dst != src)
-        CUDA_CHECK("copy", cudaMemcpyAsync(dst, src, n * sizeof(real), cudaMemcpyDeviceToDevice));
-}
-
-void cuda_upload(real *dst, const real *host, size_t n)
-{
-    CUDA_CHECK("upload", cudaMemcpy(dst, host, n * sizeof(real), cudaMemcpyHostToDevice));
-}
-
-void cuda_download(real *host, const real *src, size_t n)
-{
-    CUDA_CHECK("download", cudaMemcpy(host, src, n * sizeof(real), cudaMemcpyDeviceToHost));
-}
-
-void cuda_upload_i32(int32_t *dst, const int32_t *host, size_t n)
-{
-    CUDA_CHECK("upload_i32", cudaMemcpy(dst, host, n * sizeof(int32_t), cudaMemcpyHostToDevice));
-}
-
 /* designated, in the order of struct ops as C++ requires */
 extern "C" const struct ops ops_cuda = {
     .name = "cuda",
+    .act_bytes = sizeof(bf16),
+    .act_is_real = 0,
     .alloc = cuda_alloc,
+    .alloc_act = cuda_alloc_act,
     .alloc_i32 = cuda_alloc_i32,
     .free = cuda_free,
     .zero = cuda_zero,
+    .zero_act = cuda_zero_act,
     .copy = cuda_copy,
+    .copy_act = cuda_copy_act,
     .upload = cuda_upload,
     .download = cuda_download,
+    .upload_act = cuda_upload_act,
+    .download_act = cuda_download_act,
     .upload_i32 = cuda_upload_i32,
+    .to_act = cuda_to_act,
+    .error = cuda_error,
     .matmul_fwd = cuda_matmul_fwd,
     .matmul_bwd = cuda_matmul_bwd,
     .embedding_fwd = cuda_embedding_fwd,
     .embedding_bwd = cuda_embedding_bwd,
     .rmsnorm_fwd = cuda_rmsnorm_fwd,
+    .rmsnorm_apply = cuda_rmsnorm_apply,
     .rmsnorm_bwd = cuda_rmsnorm_bwd,
     .rope = cuda_rope,
     .attn_state_size = cuda_attn_state_size,
@@ -105,6 +197,8 @@ extern "C" const struct ops ops_cuda = {
     .adam = cuda_adam,
     .sum = cuda_sum,
     .sumsq = cuda_sumsq,
-    .dot = cuda_dot,
+    .dist2 = cuda_dist2,
+    .act_sum = cuda_act_sum,
+    .act_sumsq = cuda_act_sumsq,
     .angular_sum = cuda_angular_sum,
 };

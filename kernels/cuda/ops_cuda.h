@@ -1,16 +1,18 @@
-/* The CUDA backend's ops table, callable from C. Storage is fp32 in device
- * memory, as the ops interface passes `real *` (float) buffers that the
- * model offsets into; tensor-core speed comes from cuBLASLt running the
- * matmuls on fp32 buffers with bf16 compute (CUBLAS_COMPUTE_32F_FAST_16BF:
- * inputs rounded to bf16, fp32 accumulation). This is the step before bf16
- * activations and weights in memory, which needs the ops interface to carry
- * an element type. Every other op computes in fp32, as the CPU backend. */
+/* The CUDA backend's ops table, callable from C. act is bf16 in device
+ * memory; real (master weights, gradients, Adam's moments, norm and softmax
+ * statistics, losses) is fp32. Matmuls run on the tensor cores through
+ * cuBLASLt (bf16 inputs, fp32 accumulation and epilogue), attention on the
+ * tensor cores through cod's own flash-attention kernels (attention_mma.cu)
+ * with a CUDA-core fallback (attention.cu) for head sizes they do not take.
+ * Reductions have a fixed order, so a run repeats bit for bit on a given
+ * GPU and build (see README, "Repeatable runs"). */
 #ifndef COD_OPS_CUDA_H
 #define COD_OPS_CUDA_H
 
 #if defined(COD_HAVE_CUDA) || defined(__CUDACC__)
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "kernels/ops.h"
 
@@ -21,13 +23,20 @@ extern "C" {
 /* Runs on the device selected with cudaSetDevice (cuda_probe does it). */
 extern const struct ops ops_cuda;
 
-/* 0 while no CUDA, cuBLASLt or launch error has happened; otherwise -1 with
- * err naming the first one: "file:line: op: what". */
-int ops_cuda_error(char *err, size_t errlen);
+/* 1: attention on the CUDA-core fallback kernels even where the tensor-core
+ * ones apply (for checking one against the other); 0: the default. */
+void ops_cuda_fallback_attention(int on);
 
-/* 1: matmuls in plain fp32 (CUBLAS_COMPUTE_32F), for checks against the
- * CPU at fp32 tolerance; 0 (the default): bf16 tensor-core compute. */
-void ops_cuda_exact_matmul(int on);
+/* Device memory the backend holds now and at most so far, in bytes
+ * (everything it allocated: buffers, cuBLASLt's workspace, scratch). */
+void ops_cuda_memory(size_t *now, size_t *peak);
+/* Starts the peak over from what is held now. */
+void ops_cuda_reset_peak(void);
+
+/* With COD_CUDA_PROFILE=1 in the environment: the device time of each op
+ * since the last report (or the start), largest first, as PROFILE lines;
+ * f NULL forgets them. */
+void ops_cuda_profile_report(FILE *f);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,8 @@
-/* Reductions for the per-layer statistics and the small parameter
- * gradients. Whole-tensor sums go in double: each block sums a fixed
- * grid-stride share, and the block partials are added in block order, so a
- * result repeats exactly on a given GPU (as the CPU's per-thread partials
- * do at a given thread count). */
+/* Reductions for the per-layer statistics, the gradient norm and the small
+ * parameter gradients. Whole-tensor sums go in double: each block sums a
+ * fixed grid-stride share, and the block partials are added in block order,
+ * so a result repeats exactly on a given GPU. Column sums (the gains'
+ * gradients) go in two passes, row chunks then chunks in order: no atomics. */
 #include <cmath>
 #include <cstdio>
 
@@ -10,31 +10,45 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
 
-enum { MAX_BLOCKS = 1024, MAX_DEVICES = 16 };
-enum kind { K_SUM, K_SUMSQ, K_DOT };
+enum { MAX_BLOCKS = 1024 };
+enum kind { K_SUM, K_SUMSQ, K_DIST2, K_DOT };
 
-static __global__ void reduce_kernel(double *part, const float *x, const float *y, size_t n,
-                                     int kind)
+template <class T> static __device__ __forceinline__ double val(const T *p, size_t i);
+template <> __device__ __forceinline__ double val<float>(const float *p, size_t i) { return p[i]; }
+template <> __device__ __forceinline__ double val<bf16>(const bf16 *p, size_t i)
+{
+    return __bfloat162float(p[i]);
+}
+
+template <class T>
+static __global__ void reduce_kernel(double *part, const T *x, const T *y, size_t n, int kind)
 {
     double acc = 0;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        double a = x[i];
-        acc += kind == K_SUM ? a : kind == K_SUMSQ ? a * a : a * (double)y[i];
+        double a = val(x, i);
+        if (kind == K_SUM)
+            acc += a;
+        else if (kind == K_SUMSQ)
+            acc += a * a;
+        else if (kind == K_DIST2)
+            acc += (a - val(y, i)) * (a - val(y, i));
+        else
+            acc += a * val(y, i);
     }
     acc = block_all(acc, op_add());
     if (threadIdx.x == 0)
         part[blockIdx.x] = acc;
 }
 
-static __global__ void angular_kernel(double *part, const float *a, const float *b, int N, int d)
+static __global__ void angular_kernel(double *part, const bf16 *a, const bf16 *b, int N, int d)
 {
     double acc = 0;
     for (int r = blockIdx.x; r < N; r += gridDim.x) {
-        const float *ar = a + (size_t)r * d, *br = b + (size_t)r * d;
+        const bf16 *ar = a + (size_t)r * d, *br = b + (size_t)r * d;
         double ab = 0, aa = 0, bb = 0;
         for (int j = threadIdx.x; j < d; j += blockDim.x) {
-            double x = ar[j], y = br[j];
+            double x = __bfloat162float(ar[j]), y = __bfloat162float(br[j]);
             ab += x * y;
             aa += x * x;
             bb += y * y;
@@ -61,26 +75,6 @@ static __global__ void add_partials_kernel(float *dst, const double *part, int b
     dst[0] += (float)s;
 }
 
-/* The block partials of each device, allocated at its first reduction. */
-static double *partials_of(const char *op)
-{
-    static double *partials[MAX_DEVICES];
-    int dev = 0;
-    CUDA_CHECK(op, cudaGetDevice(&dev));
-    if (dev < 0 || dev >= MAX_DEVICES) {
-        cuda_fail(__FILE__, __LINE__, op, "device index beyond the backend's table of 16");
-        return NULL;
-    }
-    if (!partials[dev]) {
-        cudaError_t e = cudaMalloc(&partials[dev], MAX_BLOCKS * sizeof(double));
-        if (e != cudaSuccess) {
-            cuda_fail(__FILE__, __LINE__, op, cudaGetErrorString(e));
-            partials[dev] = NULL;
-        }
-    }
-    return partials[dev];
-}
-
 static int grid_for(size_t n)
 {
     size_t b = (n + CUDA_THREADS - 1) / CUDA_THREADS;
@@ -88,7 +82,7 @@ static int grid_for(size_t n)
 }
 
 /* Copies the partials back and adds them in order; NaN after any error, so
- * that a failed step shows as a non-finite loss. */
+ * that a failed step can never pass for a number. */
 static double finish(const double *part, int blocks, const char *op)
 {
     double host[MAX_BLOCKS];
@@ -101,74 +95,111 @@ static double finish(const double *part, int blocks, const char *op)
     return s;
 }
 
-static double reduce(const float *x, const float *y, size_t n, int kind, const char *op)
+template <class T> static double reduce(const T *x, const T *y, size_t n, int kind, const char *op)
 {
-    double *part = partials_of(op);
+    double *part = (double *)cuda_scratch(MAX_BLOCKS * sizeof(double), op);
     if (!part)
         return NAN;
     int g = grid_for(n);
-    reduce_kernel<<<g, CUDA_THREADS>>>(part, x, y, n, kind);
+    reduce_kernel<T><<<g, CUDA_THREADS>>>(part, x, y, n, kind);
     LAUNCH_CHECK(op);
     return finish(part, g, op);
 }
 
-double cuda_sum(const real *x, size_t n) { return reduce(x, NULL, n, K_SUM, "sum"); }
-double cuda_sumsq(const real *x, size_t n) { return reduce(x, NULL, n, K_SUMSQ, "sumsq"); }
-double cuda_dot(const real *x, const real *y, size_t n) { return reduce(x, y, n, K_DOT, "dot"); }
-
-double cuda_angular_sum(const real *a, const real *b, int N, int d)
+double cuda_sum(const real *x, size_t n) { return reduce(x, (const float *)NULL, n, K_SUM, "sum"); }
+double cuda_sumsq(const real *x, size_t n)
 {
-    double *part = partials_of("angular_sum");
+    return reduce(x, (const float *)NULL, n, K_SUMSQ, "sumsq");
+}
+double cuda_dist2(const real *x, const real *y, size_t n) { return reduce(x, y, n, K_DIST2, "dist2"); }
+double cuda_act_sum(const act *x, size_t n)
+{
+    return reduce(BFC(x), (const bf16 *)NULL, n, K_SUM, "act_sum");
+}
+double cuda_act_sumsq(const act *x, size_t n)
+{
+    return reduce(BFC(x), (const bf16 *)NULL, n, K_SUMSQ, "act_sumsq");
+}
+
+double cuda_angular_sum(const act *a, const act *b, int N, int d)
+{
+    double *part = (double *)cuda_scratch(MAX_BLOCKS * sizeof(double), "angular_sum");
     if (!part)
         return NAN;
     int g = N < 1 ? 1 : N > MAX_BLOCKS ? MAX_BLOCKS : N;
-    angular_kernel<<<g, CUDA_THREADS>>>(part, a, b, N, d);
+    angular_kernel<<<g, CUDA_THREADS>>>(part, BFC(a), BFC(b), N, d);
     LAUNCH_CHECK("angular_sum");
     return finish(part, g, "angular_sum");
 }
 
-void cuda_dot_accumulate(real *dst, const real *a, const real *b, size_t n, const char *op)
+void cuda_dot_accumulate(real *dst, const bf16 *a, const bf16 *b, size_t n, const char *op)
 {
-    double *part = partials_of(op);
+    double *part = (double *)cuda_scratch(MAX_BLOCKS * sizeof(double), op);
     if (!part)
         return;
     int g = grid_for(n);
-    reduce_kernel<<<g, CUDA_THREADS>>>(part, a, b, n, K_DOT);
+    reduce_kernel<bf16><<<g, CUDA_THREADS>>>(part, a, b, n, K_DOT);
     LAUNCH_CHECK(op);
     add_partials_kernel<<<1, 1>>>(dst, part, g);
     LAUNCH_CHECK(op);
 }
 
-/* Column sums: a block owns 32 columns and a range of rows; its 32×8
- * threads walk the rows, then add their column totals into dst with one
- * atomic per column per block. */
-enum { COLS = 32, ROW_THREADS = 8, ROWS_PER_BLOCK = 256 };
+/* Column sums in two passes. Pass 1: a block owns COLS columns and a chunk
+ * of CHUNK rows; its ROW_LANES rows of threads walk the chunk and their
+ * totals are added in row-lane order into partial[chunk][column]. Pass 2:
+ * each column's partials in chunk order, into dst. */
+enum { COLS = 32, ROW_LANES = 8, CHUNK = 128 };
 
-static __global__ void colsum_kernel(float *dst, const float *a, const float *b, const float *rs,
-                                     float s, int N, int d)
+static __global__ void colsum_partial_kernel(float *partial, const bf16 *a, const bf16 *b,
+                                             const float *rs, int N, int d)
 {
-    __shared__ float tot[ROW_THREADS][COLS];
+    __shared__ float tot[ROW_LANES][COLS];
     int j = blockIdx.x * COLS + threadIdx.x;
-    int n0 = blockIdx.y * ROWS_PER_BLOCK, n1 = min(N, n0 + ROWS_PER_BLOCK);
+    int n0 = blockIdx.y * CHUNK, n1 = min(N, n0 + CHUNK);
     float acc = 0;
     if (j < d)
-        for (int n = n0 + threadIdx.y; n < n1; n += ROW_THREADS) {
+        for (int n = n0 + threadIdx.y; n < n1; n += ROW_LANES) {
             size_t i = (size_t)n * d + j;
-            acc += a[i] * (rs ? s * rs[n] : s) * b[i];
+            acc += __bfloat162float(a[i]) * __bfloat162float(b[i]) * (rs ? rs[n] : 1.0f);
         }
     tot[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
     if (threadIdx.y == 0 && j < d) {
-        for (int r = 1; r < ROW_THREADS; r++)
+        for (int r = 1; r < ROW_LANES; r++)
             acc += tot[r][threadIdx.x];
-        atomicAdd(&dst[j], acc);
+        partial[(size_t)blockIdx.y * d + j] = acc;
     }
 }
 
-void cuda_colsum_accumulate(real *dst, const real *a, const real *b, const real *rs, real s, int N,
-                            int d, const char *op)
+static __global__ void colsum_finish_kernel(float *dst, const float *partial, int chunks, int d,
+                                            float s)
 {
-    dim3 grid((d + COLS - 1) / COLS, (N + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
-    colsum_kernel<<<grid, dim3(COLS, ROW_THREADS)>>>(dst, a, b, rs, s, N, d);
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= d)
+        return;
+    float t = 0;
+    for (int c = 0; c < chunks; c++)
+        t += partial[(size_t)c * d + j];
+    dst[j] += s * t;
+}
+
+void cuda_colsum_accumulate(real *dst, const bf16 *a, const bf16 *b, const real *rs, real s,
+                            int N, int d, const char *op)
+{
+    if (N <= 0 || d <= 0)
+        return;
+    int chunks = (N + CHUNK - 1) / CHUNK;
+    float *partial = (float *)cuda_scratch((size_t)chunks * d * sizeof(float), op);
+    if (!partial)
+        return;
+    dim3 grid((d + COLS - 1) / COLS, chunks);
+    colsum_partial_kernel<<<grid, dim3(COLS, ROW_LANES)>>>(partial, a, b, rs, N, d);
+    LAUNCH_CHECK(op);
+    cuda_colsum_finish(dst, partial, chunks, d, s, op);
+}
+
+void cuda_colsum_finish(real *dst, const real *partial, int chunks, int d, real s, const char *op)
+{
+    colsum_finish_kernel<<<(d + 255) / 256, 256>>>(dst, partial, chunks, d, s);
     LAUNCH_CHECK(op);
 }

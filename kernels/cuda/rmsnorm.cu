@@ -1,62 +1,241 @@
-/* RMSNorm with the depth scale s, as kernels/cpu/rmsnorm.c: one block per
- * row, the sum of squares and the backward's row dot in double as on the
- * CPU; dg by column sums (reduce.cu). */
+/* RMSNorm with the variant's scales, one warp per row: u = s_in·x,
+ * r = 1/sqrt(mean(u²) + eps), out = s_out·g ⊙ u·r (+ b·res, the residual
+ * add that sandwich placement fuses in). Statistics in fp32; rows move 16
+ * bytes at a time where they can. The backward computes the input gradient
+ * and, from the same loads, the gain's gradient: each warp adds its rows
+ * into its own slice of shared memory, the block's slices are added in warp
+ * order into one partial row per block, and the partials in block order
+ * into dg (reduce.cu) — a fixed order, no atomics. */
 #include <cmath>
 
 #include "kernels/cuda/block.cuh"
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
+#include "kernels/cuda/vec.cuh"
 
-enum { ROW_THREADS = 256 };
+enum { ROWS_PER_BLOCK = 8 };
 
-static __global__ void rmsnorm_fwd_kernel(float *out, float *rstd, const float *x, const float *g,
-                                          int d, float s, float eps)
+/* rstd_in != NULL: the recompute of the backward, r taken from it */
+template <bool VEC>
+static __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32)
+    rmsnorm_fwd_kernel(bf16 *out, float *rstd, const float *rstd_in, const bf16 *x,
+                       const float *g, int N, int d, float s_in, float s_out, float eps,
+                       const bf16 *res, float b)
 {
-    const float *xr = x + (size_t)blockIdx.x * d;
-    float *o = out + (size_t)blockIdx.x * d;
-    double ss = 0;
-    for (int j = threadIdx.x; j < d; j += blockDim.x)
-        ss += (double)xr[j] * xr[j];
-    ss = block_all(ss, op_add());
-    float r = (float)(1.0 / sqrt(ss / d + eps));
-    if (threadIdx.x == 0)
-        rstd[blockIdx.x] = r;
-    float sr = s * r;
-    for (int j = threadIdx.x; j < d; j += blockDim.x)
-        o[j] = sr * g[j] * xr[j];
+    int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= N)
+        return;
+    size_t off = (size_t)row * d;
+    const bf16 *xr = x + off;
+    float r;
+    if (rstd_in) {
+        r = rstd_in[row];
+    } else {
+        float ss = 0;
+        if (VEC) {
+            for (int j = lane * 8; j < d; j += 256) {
+                vec8 v = load8(xr + j);
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    ss += v.v[i] * v.v[i];
+            }
+        } else {
+            for (int j = lane; j < d; j += 32) {
+                float v = __bfloat162float(xr[j]);
+                ss += v * v;
+            }
+        }
+        ss = warp_all(ss, op_add());
+        r = rsqrtf(s_in * s_in * ss / d + eps);
+        if (lane == 0)
+            rstd[row] = r;
+    }
+    float sr = s_out * s_in * r;
+    if (VEC) {
+        for (int j = lane * 8; j < d; j += 256) {
+            vec8 v = load8(xr + j), rv = {};
+            if (res)
+                rv = load8(res + off + j);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                v.v[i] = sr * g[j + i] * v.v[i] + (res ? b * rv.v[i] : 0.0f);
+            store8(out + off + j, v);
+        }
+    } else {
+        for (int j = lane; j < d; j += 32) {
+            float v = sr * g[j] * __bfloat162float(xr[j]);
+            if (res)
+                v += b * __bfloat162float(res[off + j]);
+            out[off + j] = __float2bfloat16_rn(v);
+        }
+    }
 }
 
-void cuda_rmsnorm_fwd(real *out, real *rstd, const real *x, const real *g, int N, int d, real s,
-                      real eps)
+static void launch_fwd(const char *op, bf16 *out, float *rstd, const float *rstd_in,
+                       const bf16 *x, const float *g, int N, int d, float s_in, float s_out,
+                       float eps, const bf16 *res, float b)
 {
     if (N <= 0)
         return;
-    rmsnorm_fwd_kernel<<<N, ROW_THREADS>>>(out, rstd, x, g, d, s, eps);
-    LAUNCH_CHECK("rmsnorm_fwd");
+    unsigned grid = (unsigned)((N + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    bool vec = vec_ok(x, d) && vec_ok(out, d) && (!res || vec_ok(res, d));
+    if (vec)
+        rmsnorm_fwd_kernel<true><<<grid, ROWS_PER_BLOCK * 32>>>(out, rstd, rstd_in, x, g, N, d,
+                                                                 s_in, s_out, eps, res, b);
+    else
+        rmsnorm_fwd_kernel<false><<<grid, ROWS_PER_BLOCK * 32>>>(out, rstd, rstd_in, x, g, N, d,
+                                                                  s_in, s_out, eps, res, b);
+    LAUNCH_CHECK(op);
 }
 
-/* dx_j += r·dy_j·s·g_j − r³·x_j·(Σ_k dy_k·s·g_k·x_k)/d */
-static __global__ void rmsnorm_dx_kernel(float *dx, const float *dout, const float *x,
-                                         const float *g, const float *rstd, int d, float s)
+void cuda_rmsnorm_fwd(act *out, real *rstd, const act *x, const real *g, int N, int d, real s_in,
+                      real s_out, real eps, const act *res, real b)
 {
-    size_t off = (size_t)blockIdx.x * d;
-    const float *xr = x + off, *dy = dout + off;
-    float *dxr = dx + off;
-    double r = rstd[blockIdx.x], dot = 0;
-    for (int j = threadIdx.x; j < d; j += blockDim.x)
-        dot += (double)dy[j] * s * g[j] * xr[j];
-    dot = block_all(dot, op_add());
-    float c = (float)(r * r * r * dot / d), rr = (float)r;
-    for (int j = threadIdx.x; j < d; j += blockDim.x)
-        dxr[j] += rr * dy[j] * s * g[j] - c * xr[j];
+    launch_fwd("rmsnorm_fwd", BF(out), rstd, NULL, BFC(x), g, N, d, s_in, s_out, eps, BFC(res), b);
 }
 
-void cuda_rmsnorm_bwd(real *dx, real *dg, const real *dout, const real *x, const real *g,
-                      const real *rstd, int N, int d, real s)
+void cuda_rmsnorm_apply(act *out, const act *x, const real *g, const real *rstd, int N, int d,
+                        real s_in, real s_out)
+{
+    launch_fwd("rmsnorm_apply", BF(out), NULL, rstd, BFC(x), g, N, d, s_in, s_out, 0, NULL, 0);
+}
+
+/* With h = dy·s_out·g and u = s_in·x:
+ * dx_j = s_in·(r·h_j − r³·u_j·Σ_k h_k·u_k / d) + b·res_j */
+template <bool VEC>
+static __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32)
+    rmsnorm_dx_kernel(bf16 *dx, const bf16 *dout, const bf16 *x, const float *g,
+                      const float *rstd, int N, int d, float s_in, float s_out, const bf16 *res,
+                      float b)
+{
+    int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (row >= N)
+        return;
+    size_t off = (size_t)row * d;
+    const bf16 *xr = x + off, *dy = dout + off;
+    float dot = 0;
+    if (VEC) {
+        for (int j = lane * 8; j < d; j += 256) {
+            vec8 xv = load8(xr + j), yv = load8(dy + j);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                dot += yv.v[i] * g[j + i] * xv.v[i];
+        }
+    } else {
+        for (int j = lane; j < d; j += 32)
+            dot += __bfloat162float(dy[j]) * g[j] * __bfloat162float(xr[j]);
+    }
+    dot = warp_all(dot, op_add());
+    float r = rstd[row];
+    float c = s_in * s_in * s_in * s_out * r * r * r * dot / d, rr = s_in * s_out * r;
+    if (VEC) {
+        for (int j = lane * 8; j < d; j += 256) {
+            vec8 xv = load8(xr + j), yv = load8(dy + j), rv = {};
+            if (res)
+                rv = load8(res + off + j);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                xv.v[i] = rr * yv.v[i] * g[j + i] - c * xv.v[i] + (res ? b * rv.v[i] : 0.0f);
+            store8(dx + off + j, xv);
+        }
+    } else {
+        for (int j = lane; j < d; j += 32) {
+            float v = rr * __bfloat162float(dy[j]) * g[j] - c * __bfloat162float(xr[j]);
+            if (res)
+                v += b * __bfloat162float(res[off + j]);
+            dx[off + j] = __float2bfloat16_rn(v);
+        }
+    }
+}
+
+/* The input gradient as rmsnorm_dx_kernel, and the gain's gradient from
+ * the same loads: partial[block][j] = Σ over the block's rows of
+ * dy_j·x_j·r. Rows of 8-element chunks only. */
+static __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32)
+    rmsnorm_bwd_fused_kernel(bf16 *dx, float *partial, const bf16 *dout, const bf16 *x,
+                             const float *g, const float *rstd, int N, int d, int rows,
+                             float s_in, float s_out, const bf16 *res, float b)
+{
+    extern __shared__ __align__(16) float slice[]; /* [warps][d] */
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float *acc = slice + (size_t)warp * d;
+    for (int j = lane * 8; j < d; j += 256)
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            acc[j + i] = 0;
+    int r0 = blockIdx.x * rows, r1 = min(N, r0 + rows);
+    for (int row = r0 + warp; row < r1; row += ROWS_PER_BLOCK) {
+        size_t off = (size_t)row * d;
+        const bf16 *xr = x + off, *dy = dout + off;
+        float dot = 0;
+        for (int j = lane * 8; j < d; j += 256) {
+            vec8 xv = load8(xr + j), yv = load8(dy + j);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                dot += yv.v[i] * g[j + i] * xv.v[i];
+        }
+        dot = warp_all(dot, op_add());
+        float r = rstd[row];
+        float c = s_in * s_in * s_in * s_out * r * r * r * dot / d, rr = s_in * s_out * r;
+        for (int j = lane * 8; j < d; j += 256) {
+            vec8 xv = load8(xr + j), yv = load8(dy + j), rv = {}, out;
+            if (res)
+                rv = load8(res + off + j);
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                out.v[i] = rr * yv.v[i] * g[j + i] - c * xv.v[i] + (res ? b * rv.v[i] : 0.0f);
+                acc[j + i] += yv.v[i] * xv.v[i] * rr;
+            }
+            store8(dx + off + j, out);
+        }
+    }
+    __syncthreads();
+    for (int j = threadIdx.x; j < d; j += blockDim.x) {
+        float t = 0;
+        for (int w = 0; w < ROWS_PER_BLOCK; w++)
+            t += slice[(size_t)w * d + j];
+        partial[(size_t)blockIdx.x * d + j] = t;
+    }
+}
+
+void cuda_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, const real *g,
+                      const real *rstd, int N, int d, real s_in, real s_out, const act *res,
+                      real b)
 {
     if (N <= 0)
         return;
-    rmsnorm_dx_kernel<<<N, ROW_THREADS>>>(dx, dout, x, g, rstd, d, s);
+    bool vec = vec_ok(x, d) && vec_ok(dx, d) && vec_ok(dout, d) && (!res || vec_ok(res, d));
+    size_t smem = (size_t)ROWS_PER_BLOCK * d * sizeof(float);
+    if (vec && smem <= 160 * 1024) {
+        /* a few blocks per multiprocessor, each a run of whole warps' rows */
+        int dev = 0, sms = 132;
+        CUDA_CHECK("rmsnorm_bwd", cudaGetDevice(&dev));
+        CUDA_CHECK("rmsnorm_bwd",
+                   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        int blocks = 2 * sms, rows = (N + blocks - 1) / blocks;
+        rows = (rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK * ROWS_PER_BLOCK;
+        blocks = (N + rows - 1) / rows;
+        float *partial = (float *)cuda_scratch((size_t)blocks * d * sizeof(float), "rmsnorm_bwd");
+        if (!partial)
+            return;
+        if (smem > 48 * 1024)
+            CUDA_CHECK("rmsnorm_bwd",
+                       cudaFuncSetAttribute(rmsnorm_bwd_fused_kernel,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)smem));
+        rmsnorm_bwd_fused_kernel<<<blocks, ROWS_PER_BLOCK * 32, smem>>>(
+            BF(dx), partial, BFC(dout), BFC(x), g, rstd, N, d, rows, s_in, s_out, BFC(res), b);
+        LAUNCH_CHECK("rmsnorm_bwd");
+        cuda_colsum_finish(dg, partial, blocks, d, 1, "rmsnorm_bwd");
+        return;
+    }
+    unsigned grid = (unsigned)((N + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    if (vec)
+        rmsnorm_dx_kernel<true><<<grid, ROWS_PER_BLOCK * 32>>>(
+            BF(dx), BFC(dout), BFC(x), g, rstd, N, d, s_in, s_out, BFC(res), b);
+    else
+        rmsnorm_dx_kernel<false><<<grid, ROWS_PER_BLOCK * 32>>>(
+            BF(dx), BFC(dout), BFC(x), g, rstd, N, d, s_in, s_out, BFC(res), b);
     LAUNCH_CHECK("rmsnorm_bwd");
-    cuda_colsum_accumulate(dg, dout, x, rstd, s, N, d, "rmsnorm_bwd");
+    cuda_colsum_accumulate(dg, BFC(dout), BFC(x), rstd, s_out * s_in, N, d, "rmsnorm_bwd");
 }

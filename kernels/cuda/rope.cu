@@ -1,31 +1,56 @@
-/* Rotary embedding as kernels/cpu/rope.c (non-interleaved, rotate_half):
- * each thread rotates one pair; the angle and its sine and cosine are taken
- * in double, as on the CPU, so both backends rotate by the same floats. */
+/* Rotary embedding in place, non-interleaved (rotate_half), from the
+ * model's cos/sin tables [T, hd/2] (computed once in double on the host, so
+ * both backends rotate by the same values): no transcendental per element.
+ * A thread turns eight pairs (i, i + hd/2) where the head allows. */
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
+#include "kernels/cuda/vec.cuh"
 
-static __global__ void rope_kernel(float *out, const float *in, int T, int nh, int hd,
-                                   double theta, int dir, size_t pairs)
+template <bool VEC>
+static __global__ void rope_kernel(bf16 *x, int T, int n_vec, int hd, int stride,
+                                   const float *cosv, const float *sinv, float dir, size_t items)
 {
-    int h2 = hd / 2;
-    for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < pairs;
-         p += (size_t)gridDim.x * blockDim.x) {
-        int i = (int)(p % h2);
-        size_t row = p / h2; /* (b·T + t)·nh + h */
-        int t = (int)(row / nh % T);
-        double a = t * pow(theta, -2.0 * i / hd), sn, cs;
-        sincos(a, &sn, &cs);
-        float c = (float)cs, s = (float)(dir * sn);
-        size_t o = row * hd;
-        float x1 = in[o + i], x2 = in[o + i + h2];
-        out[o + i] = x1 * c - x2 * s;
-        out[o + i + h2] = x2 * c + x1 * s;
+    const int W = VEC ? 8 : 1;
+    int h2 = hd / 2, per_vec = h2 / W;
+    for (size_t it = blockIdx.x * (size_t)blockDim.x + threadIdx.x; it < items;
+         it += (size_t)gridDim.x * blockDim.x) {
+        int i = (int)(it % per_vec) * W;
+        size_t rv = it / per_vec; /* row·n_vec + vector */
+        size_t row = rv / n_vec;
+        int v = (int)(rv % n_vec), t = (int)(row % T);
+        bf16 *p = x + row * stride + (size_t)v * hd;
+        const float *c = cosv + (size_t)t * h2 + i, *s = sinv + (size_t)t * h2 + i;
+        if (VEC) {
+            vec8 a = load8(p + i), b = load8(p + i + h2);
+#pragma unroll
+            for (int k = 0; k < 8; k++) {
+                float x1 = a.v[k], x2 = b.v[k], sn = dir * s[k];
+                a.v[k] = x1 * c[k] - x2 * sn;
+                b.v[k] = x2 * c[k] + x1 * sn;
+            }
+            store8(p + i, a);
+            store8(p + i + h2, b);
+        } else {
+            float x1 = __bfloat162float(p[i]), x2 = __bfloat162float(p[i + h2]), sn = dir * s[0];
+            p[i] = __float2bfloat16_rn(x1 * c[0] - x2 * sn);
+            p[i + h2] = __float2bfloat16_rn(x2 * c[0] + x1 * sn);
+        }
     }
 }
 
-void cuda_rope(real *out, const real *in, int B, int T, int nh, int hd, real theta, int dir)
+void cuda_rope(act *x, int N, int T, int n_vec, int hd, int stride, const real *cos,
+               const real *sin, int dir)
 {
-    size_t pairs = (size_t)B * T * nh * (hd / 2);
-    rope_kernel<<<cuda_blocks(pairs), CUDA_THREADS>>>(out, in, T, nh, hd, theta, dir, pairs);
+    int h2 = hd / 2;
+    bool vec = h2 % 8 == 0 && stride % 8 == 0 && vec_ok(x, 8);
+    size_t items = (size_t)N * n_vec * (vec ? h2 / 8 : h2);
+    if (items == 0)
+        return;
+    if (vec)
+        rope_kernel<true><<<cuda_blocks(items), CUDA_THREADS>>>(BF(x), T, n_vec, hd, stride, cos,
+                                                                 sin, (float)dir, items);
+    else
+        rope_kernel<false><<<cuda_blocks(items), CUDA_THREADS>>>(BF(x), T, n_vec, hd, stride, cos,
+                                                                  sin, (float)dir, items);
     LAUNCH_CHECK("rope");
 }

@@ -1,27 +1,26 @@
 #!/usr/bin/env bash
 # The GPU checks of the CUDA backend, in one command, on a machine with an
-# NVIDIA GPU (sm_80 or newer) and the CUDA toolkit: builds, then
+# NVIDIA GPU (sm_80 or newer): from the bundle when .gpu/bundle.tar.xz is
+# there (tests/gpu/bundle.sh, made on another machine), else built here:
 #   test_ops_cuda    every op against the CPU backend, outputs poisoned first
 #   test_model_cuda  loss and every gradient of every preset and norm variant
-#   loss_curve.sh    300 steps of llama-9m, CUDA within 2% of the CPU run
-#   sanitize.sh      compute-sanitizer memcheck and racecheck, tiny model
+#   loss_curve       300 updates of a small model on the default corpus,
+#                    CUDA against the CPU run of the same spec and seed
+#   export           the Hugging Face export of the CUDA-trained checkpoint,
+#                    read by transformers, gives cod's logits
+#   sanitize         compute-sanitizer memcheck, racecheck and synccheck
+#   fault            a device fault stops a run as an error naming the op
 # Each prints PASS/FAIL lines; exits 0 only if every check passed. Not part
 # of `make test` (tests/run.sh runs build/tests/* and tests/*.sh only).
-# Usage: tests/gpu/run.sh [name-filter]
+# Usage: tests/gpu/run.sh [name-filter]   logs in ${GPU_LOGS:-build/gpu/logs}
 set -u
 cd "$(dirname "$0")/../.."
 only="${1:-}"
-log_dir=build/gpu/logs
+log_dir=${GPU_LOGS:-build/gpu/logs}
 mkdir -p "$log_dir"
-if ! make -j"$(nproc)" all gpu-tests > "$log_dir/build.log" 2>&1; then
-    echo "FAIL build (see $log_dir/build.log)"
-    tail -20 "$log_dir/build.log"
-    exit 1
-fi
-if [ ! -x build/gpu/test_ops_cuda ]; then
-    echo "FAIL build: no nvcc found, so no CUDA backend was built"
-    exit 1
-fi
+. tests/gpu/bundle_env.sh
+gpu_env_setup "$log_dir" || exit 1
+export GPU_LOGS=$log_dir
 passed=0 failed=0
 run_one() {
     local name=$1; shift
@@ -36,9 +35,11 @@ run_one() {
     passed=$((passed + p)); failed=$((failed + f))
     printf '%-16s %3d passed %3d failed  %4ds\n' "$name" "$p" "$f" $((SECONDS - start))
 }
-run_one test_ops_cuda build/gpu/test_ops_cuda
-run_one test_model_cuda build/gpu/test_model_cuda
+run_one test_ops_cuda "$COD_BIN/test_ops_cuda"
+run_one test_model_cuda "$COD_BIN/test_model_cuda"
 run_one loss_curve bash tests/gpu/loss_curve.sh
+run_one export python3 tests/gpu/export_matches_transformers.py
 run_one sanitize bash tests/gpu/sanitize.sh
+run_one fault bash tests/gpu/fault.sh
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

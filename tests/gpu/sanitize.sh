@@ -1,29 +1,36 @@
 #!/usr/bin/env bash
-# compute-sanitizer's memcheck and racecheck on a few training steps of a
-# tiny model on cuda:0 (every op of the backend runs, cuBLASLt included):
-# any report fails. Run from tests/gpu/run.sh after the build.
+# compute-sanitizer on training steps of a tiny model on cuda:0, in which
+# every op of the backend runs (cuBLASLt's matmuls, the tensor-core
+# attention, LayerScale's channel scales, Adam, the statistics): memcheck
+# (out-of-bounds and misaligned accesses, device faults), racecheck
+# (shared-memory hazards) and synccheck (invalid barriers); any report
+# fails. Run from tests/gpu/run.sh.
 cd "$(dirname "$0")/../.." && . tests/lib.sh
-need_corpus
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+: "${COD_BIN:?run from tests/gpu/run.sh}"
+cs=$(command -v compute-sanitizer || ls "${CUDA_HOME:-/usr/local/cuda}"/bin/compute-sanitizer 2>/dev/null)
 if [ -z "$cs" ]; then
     echo "FAIL compute-sanitizer not found (CUDA toolkit's bin/)"
     exit 1
 fi
-t=$(mktemp -d /tmp/cod-gpu-san-XXXXXX)
-cat > "$t/spec.json" <<'SPEC'
-{"model": {"dim": 64, "n_layers": 2, "n_heads": 2, "ffn_dim": 96},
- "norm": "layerscale",
- "data": {"train": "var/data/default-bytes/train_*.bin", "val": "var/data/default-bytes/val_*.bin"},
- "train": {"steps": 3, "seq_len": 48, "batch_seqs": 4, "micro_batch": 2},
- "eval": {"every": 3, "tokens": 512}, "stats": {"every": 1}, "checkpoint": {"every": 0}}
-SPEC
-# no --leak-check: cuBLASLt's workspace and the reduction partials live
-# for the whole process by design
-for tool in memcheck racecheck; do
-    "$cs" --tool "$tool" --error-exitcode 99 \
-        bin/cod-train "$t/spec.json" --out "$t/$tool" --device cuda:0 > "$t/$tool.log" 2>&1
-    rc=$?
-    check "compute-sanitizer $tool clean on a tiny model" \
-        bash -c "[ $rc -eq 0 ] || { grep -m 20 -E '=+ (ERROR|Invalid|Race|Leaked)|cod-train:' '$t/$tool.log'; echo '  exit $rc'; false; }"
-done
+t=${GPU_LOGS:-build/gpu/logs}/sanitize
 rm -rf "$t"
+mkdir -p "$t"
+# head size 32 and two query tiles (seq 80): the tensor-core kernels with a
+# partial tile; LayerScale: the channel-scale ops and their column sums
+cat > "$t/spec.json" <<SPEC
+{"model": {"dim": 64, "n_layers": 2, "n_heads": 2, "ffn_dim": 100},
+ "norm": "layerscale",
+ "data": {"train": "$COD_DATA/gpu-bytes/train_*.bin", "val": "$COD_DATA/gpu-bytes/val_*.bin"},
+ "train": {"steps": 2, "seq_len": 80, "batch_seqs": 4, "micro_batch": 2, "clip": 1.0},
+ "eval": {"every": 2, "tokens": 320}, "stats": {"every": 1}, "checkpoint": {"every": 0}}
+SPEC
+# no --leak-check: cuBLASLt's workspace and the scratch live for the whole
+# process by design
+for tool in memcheck racecheck synccheck; do
+    "$cs" --tool "$tool" --error-exitcode 99 \
+        "$COD_BIN/cod-train" "$t/spec.json" --out "$t/$tool" --device cuda:0 > "$t/$tool.log" 2>&1
+    rc=$?
+    check "compute-sanitizer $tool clean on two training steps" \
+        bash -c "[ $rc -eq 0 ] || { grep -m 20 -E '=+ (ERROR|Invalid|Race|Barrier|Leaked)|cod-train:' '$t/$tool.log'; echo '  exit $rc'; false; }"
+    grep -E '=+ (ERROR SUMMARY|RACECHECK SUMMARY)' "$t/$tool.log" | sed 's/^/  /'
+done

@@ -38,7 +38,7 @@ static int build(struct model *m, const char *preset, int L)
     for (int t = 0; t < m->n_tensors; t++)
         if (m->info[t].ndim == 1)
             for (size_t i = 0; i < m->info[t].n; i++)
-                m->params[m->info[t].offset + i] += 0.3 * rng_normal(&r);
+                m->params[param_index(&m->info[t], i)] += 0.3 * rng_normal(&r);
     return 0;
 }
 
@@ -55,7 +55,7 @@ static void copy_without(struct model *to, const struct model *from, int removed
         if (p->layer == L + 1)
             l = L;
         const struct param_info *q = model_param(to, l, p->kind);
-        memcpy(to->params + q->offset, from->params + p->offset, p->n * sizeof(real));
+        memcpy(to->params + q->offset, from->params + p->offset, p->span * sizeof(real));
     }
 }
 
@@ -149,8 +149,8 @@ static void prune_identity_block_costs_nothing(void)
     m.skip = NULL;
     CHECK(full == skipped_none, "full %.15f, nothing skipped %.15f", full, skipped_none);
     const struct param_info *o = model_param(&m, 2, P_O), *dn = model_param(&m, 2, P_DOWN);
-    memset(m.params + o->offset, 0, o->n * sizeof(real));
-    memset(m.params + dn->offset, 0, dn->n * sizeof(real));
+    memset(m.params + o->offset, 0, o->span * sizeof(real));
+    memset(m.params + dn->offset, 0, dn->span * sizeof(real));
     struct prune_result r;
     char err[256];
     CHECK(!prune_run(&m, &val, SEQS * T, &r, err, sizeof(err)), "%s", err);
@@ -197,8 +197,8 @@ static void angular_matches_direct(void)
         for (int l = 1; l <= L; l++)
             for (int n = 1; l + n - 1 <= L; n++)
                 for (int i = 0; i < nb * T; i++)
-                    want[l][n] += direct_angle(m.stream[l - 1] + (size_t)i * D,
-                                               m.stream[l - 1 + n] + (size_t)i * D);
+                    want[l][n] += direct_angle((const real *)m.stream[l - 1] + (size_t)i * D,
+                                               (const real *)m.stream[l - 1 + n] + (size_t)i * D);
     }
     for (int l = 1; l <= L; l++)
         for (int n = 1; n <= L; n++) {

@@ -13,7 +13,7 @@ static double tensor_std(const struct model *m, const struct param_info *p, doub
 {
     double s = 0, ss = 0;
     for (size_t i = 0; i < p->n; i++) {
-        double x = m->params[p->offset + i];
+        double x = m->params[param_index(p, i)];
         s += x;
         ss += x * x;
     }
@@ -76,7 +76,7 @@ static void test_init_every_preset(void)
             else {
                 double worst = 0;
                 for (size_t i = 0; i < p->n; i++)
-                    worst = fmax(worst, fabs(m.params[p->offset + i] - fill));
+                    worst = fmax(worst, fabs(m.params[param_index(p, i)] - fill));
                 CHECK(worst < 1e-6, "%s %s: constant %g expected %g", presets[k], p->name, mean,
                       fill);
             }

@@ -41,7 +41,7 @@ static int build(struct model *m, const struct norm_variant *v, int L)
         const struct param_info *p = &m->info[t];
         if (p->ndim == 1)
             for (size_t i = 0; i < p->n; i++)
-                m->params[p->offset + i] += 0.3 * rng_normal(&r);
+                m->params[param_index(p, i)] += 0.3 * rng_normal(&r);
     }
     return 0;
 }
@@ -63,14 +63,14 @@ static void grad_check(const struct norm_variant *v, const char *what)
         const struct param_info *p = &m.info[t];
         size_t stride = p->n > 12 ? p->n / 12 : 1;
         for (size_t i = t % 3; i < p->n; i += stride) {
-            real *x = &m.params[p->offset + i];
+            real *x = &m.params[param_index(p, i)];
             real keep = *x, h = 1e-5;
             *x = keep + h;
             double lp = loss(&m);
             *x = keep - h;
             double lm = loss(&m);
             *x = keep;
-            double num = (lp - lm) / (2 * h), an = m.grads[p->offset + i];
+            double num = (lp - lm) / (2 * h), an = m.grads[param_index(p, i)];
             /* the floor absorbs round-off in the difference of two losses of ~60
              * (≈1e-10 here), well below any gradient a bug would leave */
             double err = fabs(num - an) / fmax(1e-4, fabs(num) + fabs(an));
@@ -254,7 +254,8 @@ static double compare(const char *preset, int L, enum form (*form_of)(int l, int
         ref_block(y, &m, l, x, form_of(l, L), s_of(l), alpha);
         double num = 0, den = 0;
         for (int i = 0; i < n; i++) {
-            num += (y[i] - m.stream[l][i]) * (y[i] - m.stream[l][i]);
+            const real *out = (const real *)m.stream[l];
+            num += (y[i] - out[i]) * (y[i] - out[i]);
             den += y[i] * y[i];
         }
         worst = fmax(worst, sqrt(num / den));
@@ -306,11 +307,11 @@ static void test_lns_final_norm_unscaled(void)
     const real *g = P(&m, 4, P_FINAL_NORM);
     double worst = 0;
     for (int t = 0; t < B * T; t++) {
-        const real *x = m.stream[3] + t * D;
+        const real *x = (const real *)m.stream[3] + t * D;
         double ms = 0;
         for (int j = 0; j < D; j++) ms += x[j] * x[j];
         double r = 1 / sqrt(ms / D + 1e-6);
-        for (int j = 0; j < D; j++) worst = fmax(worst, fabs(m.xf[t * D + j] - g[j] * x[j] * r));
+        for (int j = 0; j < D; j++) worst = fmax(worst, fabs(((const real *)m.xf)[t * D + j] - g[j] * x[j] * r));
     }
     CHECK(worst < 1e-12, "final norm output differs from the unscaled norm by %g", worst);
     model_destroy(&m);

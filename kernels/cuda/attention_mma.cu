@@ -1,0 +1,490 @@
+/* Causal attention on the tensor cores, forward and backward, in the
+ * manner of FlashAttention-2: the T×T scores never reach device memory.
+ * Head sizes that are multiples of 16 up to 128 (every preset's); others go
+ * to the CUDA-core kernels of attention.cu.
+ *
+ * A block of 4 warps takes a tile of 64 rows of one (batch, head); each
+ * warp owns 16 of them and multiplies with mma.sync m16n8k16 (bf16 in,
+ * fp32 accumulators), its operands loaded from shared memory with
+ * ldmatrix. Tiles are stored with rows padded by 16 bytes, so that the
+ * eight rows an ldmatrix reads fall in different banks. Scores are scaled
+ * into log2 units, so the softmax takes exp2.
+ *   forward   per query tile, over the key tiles up to the diagonal: S = QKᵀ,
+ *             an online max and sum per row, O += P·V; stores O and the
+ *             row's logsumexp
+ *   backward  two kernels, so that no output is written by more than one
+ *             block (no atomics: a run repeats bit for bit): per query tile,
+ *             D = rowsum(dO ⊙ O) and, over the key tiles up to the
+ *             diagonal, dQ += dS·K; then per key tile, over the query tiles
+ *             from the diagonal on, dV += Pᵀ·dO and dK += dSᵀ·Q; both
+ *             recompute P from the logsumexp, with dS = P ⊙ (dP − D).
+ * Only the diagonal tile (and one reaching past T) is masked.
+ *
+ * Fragment layouts (PTX ISA, mma.m16n8k16 with .bf16): with g = lane/4
+ * and t = lane%4, A holds rows g and g+8, columns 2t, 2t+1 and 2t+8,
+ * 2t+9; B holds rows (k) 2t, 2t+1, 2t+8, 2t+9 of column (n) g; C holds
+ * rows g and g+8, columns 2t and 2t+1. A C tile of scores is therefore
+ * already an A fragment of P for the next product, once packed to bf16. */
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/cuda/check.h"
+#include "kernels/cuda/internal.h"
+#include "kernels/cuda/vec.cuh"
+
+namespace {
+
+constexpr int TILE = 64;  /* rows of queries or keys per tile */
+constexpr int WARPS = 4;  /* 16 rows each */
+constexpr unsigned FULL = 0xffffffffu;
+constexpr float LOG2E = 1.4426950408889634f, LN2 = 0.6931471805599453f;
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const bf16 *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void ldsm_x4_t(uint32_t r[4], const bf16 *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void mma(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* 2^x on the special-function unit, flushing denormals; −inf gives 0 */
+__device__ __forceinline__ float ex2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* two fp32 → bf16x2, the first in the low half (the lower address) */
+__device__ __forceinline__ uint32_t pack(float lo, float hi)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&v);
+}
+
+/* A fragment: rows r0..r0+15, k-step kk of a row-major [m][k] tile */
+template <int LDS>
+__device__ __forceinline__ void frag_a(uint32_t a[4], const bf16 *X, int r0, int kk, int lane)
+{
+    ldsm_x4(a, X + (r0 + (lane & 15)) * LDS + kk * 16 + (lane >> 4) * 8);
+}
+
+/* B fragments of n-tiles n0 and n0+8 at k-step kk, from a [n][k] tile */
+template <int LDS>
+__device__ __forceinline__ void frag_b(uint32_t b[4], const bf16 *Y, int n0, int kk, int lane)
+{
+    ldsm_x4(b, Y + (n0 + (lane & 7) + ((lane >> 4) << 3)) * LDS + kk * 16 + ((lane >> 3) & 1) * 8);
+}
+
+/* B fragments of n-tiles n0 and n0+8 at k-step kk, from a [k][n] tile */
+template <int LDS>
+__device__ __forceinline__ void frag_bt(uint32_t b[4], const bf16 *Z, int n0, int kk, int lane)
+{
+    ldsm_x4_t(b, Z + (kk * 16 + (lane & 7) + (((lane >> 3) & 1) << 3)) * LDS + n0 +
+                     (lane >> 4) * 8);
+}
+
+/* the A fragment of k-step kk of a product whose left factor is a 16×64
+ * accumulator tile c (columns nt·8 …) */
+__device__ __forceinline__ void c_to_a(uint32_t a[4], const float (*c)[4], int kk)
+{
+    a[0] = pack(c[2 * kk][0], c[2 * kk][1]);
+    a[1] = pack(c[2 * kk][2], c[2 * kk][3]);
+    a[2] = pack(c[2 * kk + 1][0], c[2 * kk + 1][1]);
+    a[3] = pack(c[2 * kk + 1][2], c[2 * kk + 1][3]);
+}
+
+/* acc[16×64] = X[rows r0.., HD] · Y[64 rows, HD]ᵀ, both row-major tiles */
+template <int HD>
+__device__ __forceinline__ void product_abt(float (*acc)[4], const bf16 *X, int r0, const bf16 *Y,
+                                            int lane)
+{
+    constexpr int LDS = HD + 8;
+#pragma unroll
+    for (int nt = 0; nt < TILE / 8; nt++)
+        acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0;
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk++) {
+        uint32_t a[4];
+        frag_a<LDS>(a, X, r0, kk, lane);
+#pragma unroll
+        for (int np = 0; np < TILE / 16; np++) {
+            uint32_t b[4];
+            frag_b<LDS>(b, Y, np * 16, kk, lane);
+            mma(acc[2 * np], a, b[0], b[1]);
+            mma(acc[2 * np + 1], a, b[2], b[3]);
+        }
+    }
+}
+
+/* out[16×HD] += c[16×64] · Z[64 rows, HD] with Z a row-major tile */
+template <int HD>
+__device__ __forceinline__ void product_cb(float (*out)[4], const float (*c)[4], const bf16 *Z,
+                                           int lane)
+{
+    constexpr int LDS = HD + 8;
+#pragma unroll
+    for (int kk = 0; kk < TILE / 16; kk++) {
+        uint32_t a[4];
+        c_to_a(a, c, kk);
+#pragma unroll
+        for (int np = 0; np < HD / 16; np++) {
+            uint32_t b[4];
+            frag_bt<LDS>(b, Z, np * 16, kk, lane);
+            mma(out[2 * np], a, b[0], b[1]);
+            mma(out[2 * np + 1], a, b[2], b[3]);
+        }
+    }
+}
+
+/* rows r0.. of a [T][HD] slice with row stride ld into a padded tile,
+ * zeros past T */
+template <int HD>
+__device__ __forceinline__ void load_tile(bf16 *dst, const bf16 *src, size_t ld, int r0, int T)
+{
+    constexpr int CH = HD / 8, LDS = HD + 8;
+    for (int idx = threadIdx.x; idx < TILE * CH; idx += blockDim.x) {
+        int r = idx / CH, c = idx % CH;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (r0 + r < T)
+            v = *reinterpret_cast<const uint4 *>(src + (size_t)(r0 + r) * ld + c * 8);
+        *reinterpret_cast<uint4 *>(dst + r * LDS + c * 8) = v;
+    }
+}
+
+/* a 16×HD accumulator's rows (row0, row0+8) times f into a [T][HD] slice */
+template <int HD>
+__device__ __forceinline__ void store_rows(bf16 *dst, size_t ld, const float (*acc)[4], int row0,
+                                           int T, float f0, float f1, int t)
+{
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; nt++) {
+        int col = nt * 8 + 2 * t;
+        if (row0 < T)
+            *reinterpret_cast<__nv_bfloat162 *>(dst + (size_t)row0 * ld + col) =
+                __floats2bfloat162_rn(acc[nt][0] * f0, acc[nt][1] * f0);
+        if (row0 + 8 < T)
+            *reinterpret_cast<__nv_bfloat162 *>(dst + (size_t)(row0 + 8) * ld + col) =
+                __floats2bfloat162_rn(acc[nt][2] * f1, acc[nt][3] * f1);
+    }
+}
+
+template <int HD>
+__global__ void __launch_bounds__(WARPS * 32)
+    fa_fwd_kernel(bf16 *out, float *lse, const bf16 *qkv, int T, int nh, float sl2)
+{
+    constexpr int LDS = HD + 8;
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16 *Qs = reinterpret_cast<bf16 *>(smem), *Ks = Qs + TILE * LDS, *Vs = Ks + TILE * LDS;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    const int bh = blockIdx.x, b = bh / nh, h = bh % nh;
+    const int qt = gridDim.y - 1 - blockIdx.y, q0 = qt * TILE; /* the longest rows first */
+    const size_t d = (size_t)nh * HD, ld = 3 * d;
+    const bf16 *qb = qkv + (size_t)b * T * ld + (size_t)h * HD, *kb = qb + d, *vb = qb + 2 * d;
+    load_tile<HD>(Qs, qb, ld, q0, T);
+    float o[HD / 8][4], s[TILE / 8][4];
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; nt++)
+        o[nt][0] = o[nt][1] = o[nt][2] = o[nt][3] = 0;
+    float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0, 0};
+    const int r0 = q0 + warp * 16 + g;
+    for (int kt = 0; kt <= qt; kt++) {
+        const int k0 = kt * TILE;
+        __syncthreads(); /* the previous tiles are consumed */
+        load_tile<HD>(Ks, kb, ld, k0, T);
+        load_tile<HD>(Vs, vb, ld, k0, T);
+        __syncthreads();
+        product_abt<HD>(s, Qs, warp * 16, Ks, lane);
+        if (kt == qt) /* the diagonal tile: keys after the row, and keys past T */
+#pragma unroll
+            for (int nt = 0; nt < TILE / 8; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int col = k0 + nt * 8 + 2 * t + (e & 1), row = r0 + (e >> 1) * 8;
+                    if (col > row || col >= T)
+                        s[nt][e] = -INFINITY;
+                }
+        float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+        for (int nt = 0; nt < TILE / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
+        /* finite: key k0 ≤ every row of the tile is in it */
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            mx[i] = fmaxf(mx[i], __shfl_xor_sync(FULL, mx[i], 1));
+            mx[i] = fmaxf(mx[i], __shfl_xor_sync(FULL, mx[i], 2));
+            mx[i] = fmaxf(mrow[i], mx[i] * sl2); /* sl2 > 0: the maximum commutes with it */
+        }
+        float corr[2] = {ex2(mrow[0] - mx[0]), ex2(mrow[1] - mx[1])}, sum[2] = {0, 0};
+        mrow[0] = mx[0];
+        mrow[1] = mx[1];
+#pragma unroll
+        for (int nt = 0; nt < TILE / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float p = ex2(fmaf(s[nt][e], sl2, -mx[e >> 1]));
+                s[nt][e] = p;
+                sum[e >> 1] += p;
+            }
+        lrow[0] = lrow[0] * corr[0] + sum[0];
+        lrow[1] = lrow[1] * corr[1] + sum[1];
+#pragma unroll
+        for (int nt = 0; nt < HD / 8; nt++) {
+            o[nt][0] *= corr[0];
+            o[nt][1] *= corr[0];
+            o[nt][2] *= corr[1];
+            o[nt][3] *= corr[1];
+        }
+        product_cb<HD>(o, s, Vs, lane);
+    }
+#pragma unroll
+    for (int i = 0; i < 2; i++) {
+        lrow[i] += __shfl_xor_sync(FULL, lrow[i], 1);
+        lrow[i] += __shfl_xor_sync(FULL, lrow[i], 2);
+    }
+    store_rows<HD>(out + (size_t)b * T * d + (size_t)h * HD, d, o, r0, T, 1.0f / lrow[0],
+                   1.0f / lrow[1], t);
+    if (t == 0) {
+        if (r0 < T)
+            lse[(size_t)bh * T + r0] = (mrow[0] + log2f(lrow[0])) * LN2;
+        if (r0 + 8 < T)
+            lse[(size_t)bh * T + r0 + 8] = (mrow[1] + log2f(lrow[1])) * LN2;
+    }
+}
+
+/* the logsumexp (in log2 units) and D of rows q0.. into shared memory */
+__device__ __forceinline__ void load_row_stats(float *Ls, float *Ds, const float *lse,
+                                               const float *D, size_t bh, int q0, int T)
+{
+    for (int i = threadIdx.x; i < TILE; i += blockDim.x) {
+        bool in = q0 + i < T;
+        Ls[i] = in ? lse[bh * T + q0 + i] * LOG2E : 0.0f;
+        Ds[i] = in ? D[bh * T + q0 + i] : 0.0f;
+    }
+}
+
+/* dQ, and first D = rowsum(dO ⊙ O) of the tile's rows (two threads a
+ * row), which it also leaves in D for the dK, dV kernel that follows */
+template <int HD>
+__global__ void __launch_bounds__(WARPS * 32)
+    fa_bwd_dq_kernel(bf16 *dqkv, float *D, const bf16 *dout, const bf16 *out, const float *lse,
+                     const bf16 *qkv, int T, int nh, float sl2, float scale)
+{
+    constexpr int LDS = HD + 8;
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16 *Qs = reinterpret_cast<bf16 *>(smem), *dOs = Qs + TILE * LDS, *Ks = dOs + TILE * LDS,
+         *Vs = Ks + TILE * LDS;
+    float *Ls = reinterpret_cast<float *>(Vs + TILE * LDS), *Ds = Ls + TILE;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    const int bh = blockIdx.x, b = bh / nh, h = bh % nh;
+    const int qt = gridDim.y - 1 - blockIdx.y, q0 = qt * TILE;
+    const size_t d = (size_t)nh * HD, ld = 3 * d;
+    const bf16 *qb = qkv + (size_t)b * T * ld + (size_t)h * HD, *kb = qb + d, *vb = qb + 2 * d;
+    const bf16 *dob = dout + (size_t)b * T * d + (size_t)h * HD;
+    const bf16 *ob = out + (size_t)b * T * d + (size_t)h * HD;
+    load_tile<HD>(Qs, qb, ld, q0, T);
+    load_tile<HD>(dOs, dob, d, q0, T);
+    __syncthreads();
+    {
+        int r = threadIdx.x >> 1, half = threadIdx.x & 1;
+        float acc = 0;
+        if (q0 + r < T)
+            for (int c = half * (HD / 2); c < (half + 1) * (HD / 2); c += 8) {
+                vec8 o = load8(ob + (size_t)(q0 + r) * d + c), gv = load8(dOs + r * LDS + c);
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    acc += o.v[i] * gv.v[i];
+            }
+        acc += __shfl_xor_sync(FULL, acc, 1);
+        if (half == 0) {
+            bool in = q0 + r < T;
+            Ds[r] = acc;
+            Ls[r] = in ? lse[(size_t)bh * T + q0 + r] * LOG2E : 0.0f;
+            if (in)
+                D[(size_t)bh * T + q0 + r] = acc;
+        }
+    }
+    __syncthreads();
+    float dq[HD / 8][4], s[TILE / 8][4], dp[TILE / 8][4];
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; nt++)
+        dq[nt][0] = dq[nt][1] = dq[nt][2] = dq[nt][3] = 0;
+    const int rl = warp * 16 + g, r0 = q0 + rl;
+    const float L[2] = {Ls[rl], Ls[rl + 8]}, Dr[2] = {Ds[rl], Ds[rl + 8]};
+    for (int kt = 0; kt <= qt; kt++) {
+        const int k0 = kt * TILE;
+        __syncthreads();
+        load_tile<HD>(Ks, kb, ld, k0, T);
+        load_tile<HD>(Vs, vb, ld, k0, T);
+        __syncthreads();
+        product_abt<HD>(s, Qs, warp * 16, Ks, lane);
+        product_abt<HD>(dp, dOs, warp * 16, Vs, lane);
+        const bool diag = kt == qt;
+#pragma unroll
+        for (int nt = 0; nt < TILE / 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float p = ex2(fmaf(s[nt][e], sl2, -L[e >> 1]));
+                if (diag) {
+                    int col = k0 + nt * 8 + 2 * t + (e & 1), row = r0 + (e >> 1) * 8;
+                    if (col > row || col >= T)
+                        p = 0;
+                }
+                s[nt][e] = p * (dp[nt][e] - Dr[e >> 1]);
+            }
+        product_cb<HD>(dq, s, Ks, lane);
+    }
+    store_rows<HD>(dqkv + (size_t)b * T * ld + (size_t)h * HD, ld, dq, r0, T, scale, scale, t);
+}
+
+template <int HD>
+__global__ void __launch_bounds__(WARPS * 32)
+    fa_bwd_dkv_kernel(bf16 *dqkv, const bf16 *dout, const float *lse, const float *D,
+                      const bf16 *qkv, int T, int nh, float sl2, float scale)
+{
+    constexpr int LDS = HD + 8;
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16 *Ks = reinterpret_cast<bf16 *>(smem), *Vs = Ks + TILE * LDS, *Qs = Vs + TILE * LDS,
+         *dOs = Qs + TILE * LDS;
+    float *Ls = reinterpret_cast<float *>(dOs + TILE * LDS), *Ds = Ls + TILE;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
+    const int bh = blockIdx.x, b = bh / nh, h = bh % nh;
+    const int kt = blockIdx.y, k0 = kt * TILE; /* the longest columns first */
+    const size_t d = (size_t)nh * HD, ld = 3 * d;
+    const bf16 *qb = qkv + (size_t)b * T * ld + (size_t)h * HD, *kb = qb + d, *vb = qb + 2 * d;
+    const bf16 *dob = dout + (size_t)b * T * d + (size_t)h * HD;
+    load_tile<HD>(Ks, kb, ld, k0, T);
+    load_tile<HD>(Vs, vb, ld, k0, T);
+    float dk[HD / 8][4], dv[HD / 8][4], p[TILE / 8][4], ds[TILE / 8][4];
+#pragma unroll
+    for (int nt = 0; nt < HD / 8; nt++) {
+        dk[nt][0] = dk[nt][1] = dk[nt][2] = dk[nt][3] = 0;
+        dv[nt][0] = dv[nt][1] = dv[nt][2] = dv[nt][3] = 0;
+    }
+    const int j0 = k0 + warp * 16 + g, n_qt = (T + TILE - 1) / TILE;
+    for (int qt = kt; qt < n_qt; qt++) {
+        const int q0 = qt * TILE;
+        __syncthreads();
+        load_tile<HD>(Qs, qb, ld, q0, T);
+        load_tile<HD>(dOs, dob, d, q0, T);
+        load_row_stats(Ls, Ds, lse, D, (size_t)bh, q0, T);
+        __syncthreads();
+        /* transposed: rows are this warp's keys, columns the tile's queries */
+        product_abt<HD>(p, Ks, warp * 16, Qs, lane);
+        product_abt<HD>(ds, Vs, warp * 16, dOs, lane);
+        const bool edge = qt == kt || q0 + TILE > T;
+#pragma unroll
+        for (int nt = 0; nt < TILE / 8; nt++) {
+            int c0 = nt * 8 + 2 * t;
+            float2 l2 = *reinterpret_cast<const float2 *>(Ls + c0),
+                   d2 = *reinterpret_cast<const float2 *>(Ds + c0);
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float pv = ex2(fmaf(p[nt][e], sl2, -(e & 1 ? l2.y : l2.x)));
+                if (edge) {
+                    int col = q0 + c0 + (e & 1), key = j0 + (e >> 1) * 8;
+                    if (col < key || col >= T)
+                        pv = 0;
+                }
+                p[nt][e] = pv;
+                ds[nt][e] = pv * (ds[nt][e] - (e & 1 ? d2.y : d2.x));
+            }
+        }
+        product_cb<HD>(dv, p, dOs, lane);
+        product_cb<HD>(dk, ds, Qs, lane);
+    }
+    bf16 *dkb = dqkv + (size_t)b * T * ld + (size_t)h * HD + d;
+    store_rows<HD>(dkb, ld, dk, j0, T, scale, scale, t);
+    store_rows<HD>(dkb + d, ld, dv, j0, T, 1.0f, 1.0f, t);
+}
+
+template <int HD> void fwd(bf16 *out, float *lse, const bf16 *qkv, int B, int T, int nh)
+{
+    size_t smem = 3 * TILE * (HD + 8) * sizeof(bf16);
+    if (smem > 48 * 1024)
+        CUDA_CHECK("attention_fwd",
+                   cudaFuncSetAttribute(fa_fwd_kernel<HD>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    dim3 grid(B * nh, (T + TILE - 1) / TILE);
+    fa_fwd_kernel<HD><<<grid, WARPS * 32, smem>>>(out, lse, qkv, T, nh,
+                                                  (float)(LOG2E / sqrt((double)HD)));
+    LAUNCH_CHECK("attention_fwd");
+}
+
+template <int HD>
+void bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse, float *D,
+         const bf16 *qkv, int B, int T, int nh)
+{
+    size_t smem = 4 * TILE * (HD + 8) * sizeof(bf16) + 2 * TILE * sizeof(float);
+    if (smem > 48 * 1024) {
+        CUDA_CHECK("attention_bwd",
+                   cudaFuncSetAttribute(fa_bwd_dq_kernel<HD>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK("attention_bwd",
+                   cudaFuncSetAttribute(fa_bwd_dkv_kernel<HD>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    }
+    dim3 grid(B * nh, (T + TILE - 1) / TILE);
+    float scale = (float)(1.0 / sqrt((double)HD)), sl2 = scale * LOG2E;
+    fa_bwd_dq_kernel<HD><<<grid, WARPS * 32, smem>>>(dqkv, D, dout, out, lse, qkv, T, nh, sl2,
+                                                     scale);
+    LAUNCH_CHECK("attention_bwd (dq)");
+    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem>>>(dqkv, dout, lse, D, qkv, T, nh, sl2, scale);
+    LAUNCH_CHECK("attention_bwd (dk, dv)");
+}
+
+} /* namespace */
+
+int cuda_attention_mma_takes(int hd) { return hd % 16 == 0 && hd >= 16 && hd <= 128; }
+
+#define HEAD_SIZES(X) X(16) X(32) X(48) X(64) X(80) X(96) X(112) X(128)
+
+void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, int B, int T, int nh, int hd)
+{
+    switch (hd) {
+#define CASE(H)                                                                                \
+    case H:                                                                                    \
+        fwd<H>(out, lse, qkv, B, T, nh);                                                       \
+        break;
+        HEAD_SIZES(CASE)
+#undef CASE
+    default:
+        cuda_fail(__FILE__, __LINE__, "attention_fwd", "head size the tensor-core kernels lack");
+    }
+}
+
+void cuda_attention_mma_bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse,
+                            float *D, const bf16 *qkv, int B, int T, int nh, int hd)
+{
+    switch (hd) {
+#define CASE(H)                                                                                \
+    case H:                                                                                    \
+        bwd<H>(dqkv, dout, out, lse, D, qkv, B, T, nh);                                        \
+        break;
+        HEAD_SIZES(CASE)
+#undef CASE
+    default:
+        cuda_fail(__FILE__, __LINE__, "attention_bwd", "head size the tensor-core kernels lack");
+    }
+}

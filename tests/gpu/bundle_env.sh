@@ -1,0 +1,51 @@
+# Sourced by tests/gpu/run.sh and bench/gpu/run.sh (not run by itself).
+# Chooses where the GPU programs come from and sets:
+#   COD_BIN   directory of cod-train, cod-analyze, test_*_cuda, bench_train_cuda
+#   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes)
+#   COD_REF   directory of the bundled CPU reference run (empty if none)
+# With .gpu/bundle.tar.xz present (tests/gpu/bundle.sh), it is unpacked once
+# into .gpu/bundle and used as it is: nothing is built. Otherwise the
+# programs are built here with make (a machine with nvcc and the corpus).
+# Either way LD_LIBRARY_PATH gets the machine's own CUDA libraries, which
+# the programs open with dlopen: the toolkit's lib64, else the copies in
+# PyTorch's nvidia-* wheels.
+gpu_env_setup() { # log directory
+    local log_dir=$1
+    if [ -f .gpu/bundle.tar.xz ]; then
+        local b=.gpu/bundle
+        if [ ! -f "$b/.unpacked" ] || [ .gpu/bundle.tar.xz -nt "$b/.unpacked" ]; then
+            rm -rf "$b" && mkdir -p "$b" && tar -C "$b" -xJf .gpu/bundle.tar.xz && touch "$b/.unpacked" ||
+                { echo "FAIL bundle: cannot unpack .gpu/bundle.tar.xz"; return 1; }
+        fi
+        COD_BIN=$PWD/$b/bin
+        COD_DATA=$PWD/$b/data
+        COD_REF=$PWD/$b/reference
+        [ -d "$COD_REF" ] || COD_REF=
+        export LD_LIBRARY_PATH=$PWD/$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        echo "bundle: built from $(cat "$b/commit" 2>/dev/null || echo '?')$([ -s "$b/dirty" ] && echo ' with uncommitted changes')"
+    else
+        make -j"$(nproc)" bin/cod-train bin/cod-analyze gpu-tests build/gpu/bench_train_cuda \
+            > "$log_dir/build.log" 2>&1 || { echo "FAIL build (see $log_dir/build.log)"; tail -20 "$log_dir/build.log"; return 1; }
+        [ -x build/gpu/test_ops_cuda ] || { echo "FAIL build: no nvcc found, so no CUDA backend was built"; return 1; }
+        mkdir -p build/gpu/bin
+        for p in bin/cod-train bin/cod-analyze build/gpu/test_ops_cuda build/gpu/test_model_cuda \
+                 build/gpu/bench_train_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
+        COD_BIN=$PWD/build/gpu/bin
+        { [ -f var/data/default-bytes/meta.json ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh >/dev/null; } &&
+            tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000 >/dev/null ||
+            { echo "FAIL corpus: scripts/corpus.sh failed"; return 1; }
+        COD_DATA=$PWD/var/data
+        COD_REF=
+    fi
+    local d extra=
+    for d in "${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64; do
+        [ -e "$d/libcublasLt.so.13" ] && { extra=$d; break; }
+    done
+    # PyTorch's wheels: nvidia/<lib>/lib under site-packages
+    local wheels
+    wheels=$(python3 -c 'import nvidia, os; [print(os.path.join(p, q, "lib")) for p in nvidia.__path__ for q in sorted(os.listdir(p)) if os.path.isdir(os.path.join(p, q, "lib"))]' 2>/dev/null || true)
+    for d in $wheels; do extra=${extra:+$extra:}$d; done
+    [ -n "$extra" ] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$extra
+    export COD_BIN COD_DATA COD_REF
+    return 0
+}
