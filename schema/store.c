@@ -17,7 +17,7 @@ enum q {
     Q_IDEM_EXP, Q_INSERT_EXP, Q_IDEM_SWEEP, Q_INSERT_SWEEP,
     Q_GET_EXP, Q_LIST_EXP, Q_LATEST_OF, Q_EXP_STATE, Q_CANCEL_QUEUED, Q_CANCEL_RUNNING,
     Q_INSERT_WORKER, Q_WORKER, Q_WORKER_USED, Q_CLAIM, Q_INSERT_RUN, Q_START_EXP, Q_SEEN,
-    Q_RUN, Q_END_RUN, Q_END_EXP, Q_EXTEND, Q_STEP,
+    Q_RUN, Q_END_RUN, Q_END_EXP, Q_EXTEND, Q_STEP, Q_POINTS_HELD,
     Q_PUT_METRIC, Q_PUT_LATEST, Q_PUT_LOG,
     Q_LAPSED, Q_LOSE_RUN, Q_REQUEUE, Q_RELEASE, Q_BUMP_COUNTER, Q_COUNTER,
     Q_SERIES, Q_NEWEST_LAYER_STEP, Q_LAYERS, Q_LAYER_HISTORY, Q_LOGS, Q_SWEEP, Q_SWEEP_CELLS,
@@ -72,6 +72,10 @@ static const char *const sql[Q_COUNT] = {
                   " WHERE id = ?1",
     [Q_EXTEND] = "UPDATE runs SET lease_expires = ?2 WHERE id = ?1",
     [Q_STEP] = "UPDATE experiments SET step = max(step, ?2) WHERE id = ?1",
+    [Q_POINTS_HELD] = "SELECT e.steps, (SELECT count(*) FROM metrics m WHERE m.experiment_id = e.id"
+                      " AND m.name = 'train/loss' AND m.layer = -1 AND m.step = e.steps),"
+                      " (SELECT count(*) FROM metrics m WHERE m.experiment_id = e.id)"
+                      " FROM experiments e WHERE e.id = ?1",
     [Q_PUT_METRIC] = "INSERT INTO metrics (experiment_id, name, step, layer, value)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)"
                      " ON CONFLICT DO UPDATE SET value = excluded.value",
@@ -850,7 +854,25 @@ int store_report(struct store *st, int64_t run, const struct metric_point *pts, 
     return end(st, ST_OK);
 }
 
-int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason)
+/* What the server holds of an experiment's points, for a finish "succeeded". */
+static int points_held(struct conn *c, int64_t exp, struct points_held *h)
+{
+    sqlite3_stmt *s = S(c, Q_POINTS_HELD);
+    if (!s)
+        return ST_ERROR;
+    sqlite3_bind_int64(s, 1, exp);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        log_sql(c, sqlite3_sql(s));
+        return ST_ERROR;
+    }
+    h->final_step = (long)sqlite3_column_int64(s, 0);
+    h->final_loss = sqlite3_column_int(s, 1) > 0;
+    h->points = (long)sqlite3_column_int64(s, 2);
+    return ST_OK;
+}
+
+int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason,
+                 long points, struct points_held *held)
 {
     if (begin(st) != 0)
         return ST_ERROR;
@@ -869,6 +891,14 @@ int store_finish(struct store *st, int64_t run, const char *outcome, const char 
     }
     if (touch_worker(c, r.worker, now) != 0)
         return end(st, ST_ERROR);
+    if (!strcmp(outcome, "succeeded")) {
+        /* Succeeded means every point is here: at least the final step's
+         * loss, and as many points as the worker's files hold. */
+        if (points_held(c, r.exp, held) != ST_OK)
+            return end(st, ST_ERROR);
+        if (!held->final_loss || held->points < points)
+            return end(st, ST_INCOMPLETE);
+    }
     if (!release)
         return end(st, end_experiment(c, run, r.exp, outcome, reason, now) ? ST_ERROR : ST_OK);
     /* Given back (the worker is stopping): queued again without spending an

@@ -15,6 +15,7 @@ enum store_rc {
     ST_OK = 0,
     ST_NOTFOUND = 1,  /* no such experiment, run, worker or sweep */
     ST_CONFLICT = 2,  /* the state forbids it (lost lease, finished experiment) */
+    ST_INCOMPLETE = 3, /* "succeeded" while points of the run are missing */
     ST_ERROR = -1,    /* SQLite failed; logged */
 };
 
@@ -72,7 +73,19 @@ struct log_line {
 };
 int store_report(struct store *st, int64_t run, const struct metric_point *pts, int n,
                  const struct log_line *lines, int nl);
-int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason);
+/* What the server holds of an experiment's points when a run finishes. */
+struct points_held {
+    long final_step;  /* the experiment's last step */
+    int final_loss;   /* train/loss at final_step is stored */
+    long points;      /* every point stored for the experiment */
+};
+/* Ends a run with outcome (succeeded, failed, cancelled, or released: back
+ * to the queue without spending an attempt). "succeeded" is refused with
+ * ST_INCOMPLETE, *held saying what is there, unless train/loss at the final
+ * step is stored and at least `points` points (what the worker's files
+ * hold; 0 when it did not say). */
+int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason,
+                 long points, struct points_held *held);
 /* Sends every lapsed lease back to the queue (or to failed); *expired counts them. */
 int store_reap(struct store *st, int *expired);
 

@@ -182,7 +182,9 @@ static void metrics_idempotent_and_finish(void)
     int cancel;
     CHECK(store_heartbeat(st, run, 3, 60, &cancel) == ST_OK && cancel, "heartbeat answers cancel");
     CHECK(!strcmp(state_of(st, id, s, sizeof s), "cancelled"), "cancelled: %s", s);
-    CHECK(store_finish(st, run, "succeeded", NULL) == ST_CONFLICT, "finish after cancel refused");
+    struct points_held held;
+    CHECK(store_finish(st, run, "succeeded", NULL, 0, &held) == ST_CONFLICT,
+          "finish after cancel refused");
     CHECK(store_cancel(st, id) == ST_CONFLICT, "cancel of a finished experiment");
     int64_t id2;
     store_create_experiment(st, &e, NULL, &id2, &rep);
@@ -193,8 +195,17 @@ static void metrics_idempotent_and_finish(void)
     store_lease(st, w, 60, &l);
     run = lease_exp(l, "run");
     json_decref(l);
-    CHECK(store_finish(st, run, "succeeded", NULL) == ST_OK, "finish");
-    CHECK(store_finish(st, run, "succeeded", NULL) == ST_OK, "retried finish");
+    CHECK(store_finish(st, run, "succeeded", NULL, 0, &held) == ST_INCOMPLETE &&
+              !held.final_loss && held.final_step == 100 && held.points == 0,
+          "succeeded refused without the final step's loss");
+    struct metric_point last[2] = {{"train/loss", 99, -1, 2.0, 0}, {"train/loss", 100, -1, 1.0, 0}};
+    CHECK(store_report(st, run, last, 2, NULL, 0) == ST_OK, "report the final steps");
+    CHECK(store_finish(st, run, "succeeded", NULL, 3, &held) == ST_INCOMPLETE && held.final_loss &&
+              held.points == 2,
+          "succeeded refused with fewer points than the worker's files hold");
+    CHECK(!strcmp(state_of(st, id3, s, sizeof s), "running"), "still running: %s", s);
+    CHECK(store_finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "finish");
+    CHECK(store_finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "retried finish");
     CHECK(!strcmp(state_of(st, id3, s, sizeof s), "succeeded"), "succeeded: %s", s);
     store_close(st);
 }
