@@ -86,6 +86,22 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
     return reply_empty(r, 204);
 }
 
+enum MHD_Result h_worker_offline(struct req *r, int64_t worker)
+{
+    enum MHD_Result ret;
+    json_t *b = body_object(r, 1, &ret);
+    if (!b)
+        return ret;
+    const char *bad = unknown_key(b, (const char *const[]){NULL});
+    json_decref(b);
+    if (bad)
+        return reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+    int rc = store_worker_offline(r->app->store, worker);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "worker");
+    return reply_json(r, 200, json_pack("{s:I,s:s}", "id", (json_int_t)worker, "state", "offline"));
+}
+
 enum MHD_Result h_heartbeat(struct req *r, int64_t run)
 {
     enum MHD_Result ret;

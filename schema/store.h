@@ -53,8 +53,20 @@ int store_list_experiments(struct store *st, const struct exp_filter *f, json_t 
 /* queued → cancelled now; running → flagged, cancelled at the next heartbeat. */
 int store_cancel(struct store *st, int64_t id);
 
+/* Worker states, from what the server last heard of a worker: offline (it
+ * said it stopped), lost (silent for longer than lost_after, the lease
+ * length), busy (holds a run), idle. */
 int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
                           int64_t *id);
+/* The worker says it stops: offline for good, it leases nothing more (a
+ * worker that comes back registers anew). */
+int store_worker_offline(struct store *st, int64_t worker);
+/* Removes a worker that is gone (offline or lost) and holds no run: it is
+ * never listed again, and must register anew to lease. ST_CONFLICT when it
+ * is not gone: state (idle, busy, or offline/lost with *runs still to
+ * lapse) says how it is. */
+int store_remove_worker(struct store *st, int64_t worker, double lost_after, char *state,
+                        size_t n, int *runs);
 /* Claims the best queued experiment the worker can run (priority, then FIFO).
  * *out is NULL when there is none. */
 int store_lease(struct store *st, int64_t worker, double lease_s, json_t **out);

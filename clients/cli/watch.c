@@ -139,7 +139,7 @@ int cmd_watch(struct cli *c, int argc, char **argv)
     if (rc != ARGS_GO)
         return rc;
     struct watch w = {.step_first = -1};
-    if ((rc = id_arg(c, argv[0], &w.id)))
+    if ((rc = id_arg(c, argv[0], "experiment", &w.id)))
         return rc;
     int tty = isatty(STDOUT_FILENO);
     char line[1024], shown[1024] = "";
@@ -241,7 +241,7 @@ int cmd_logs(struct cli *c, int argc, char **argv)
     if (rc != ARGS_GO)
         return rc;
     long id;
-    if ((rc = id_arg(c, argv[0], &id)))
+    if ((rc = id_arg(c, argv[0], "experiment", &id)))
         return rc;
     for (;;) {
         /* The state is read before the lines: lines written before the end

@@ -210,6 +210,42 @@ static void metrics_idempotent_and_finish(void)
     store_close(st);
 }
 
+/* A worker that said it stops leases nothing (a long-poll it left parked
+ * must not claim work); gone workers, and only those, can be removed. */
+static void worker_offline_and_removed(void)
+{
+    struct store *st = open_fresh("w.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    int64_t id, w, w2;
+    int rep, runs;
+    char state[16];
+    json_t *l;
+    store_create_experiment(st, &e, NULL, &id, &rep);
+    store_register_worker(st, "w", "cpu", 1, &w);
+    store_register_worker(st, "w2", "cpu", 1, &w2);
+    CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_CONFLICT &&
+              !strcmp(state, "idle"),
+          "an idle worker is not removed: %s", state);
+    CHECK(store_worker_offline(st, w) == ST_OK, "offline");
+    CHECK(store_lease(st, w, 60, &l) == ST_NOTFOUND && !l, "an offline worker leases nothing");
+    CHECK(store_lease(st, w2, 60, &l) == ST_OK && lease_exp(l, "experiment") == id,
+          "the experiment went to the other worker");
+    json_decref(l);
+    CHECK(store_worker_offline(st, w2) == ST_OK, "w2 offline while it holds a run");
+    CHECK(store_remove_worker(st, w2, 60, state, sizeof state, &runs) == ST_CONFLICT && runs == 1,
+          "a worker whose run has not lapsed is not removed");
+    CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_OK, "removed");
+    CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_NOTFOUND,
+          "removed once");
+    CHECK(store_worker_offline(st, w) == ST_NOTFOUND, "a removed worker is unknown");
+    json_t *list;
+    CHECK(store_workers(st, 60, &list) == ST_OK &&
+              json_array_size(json_object_get(list, "workers")) == 1,
+          "a removed worker is not listed");
+    json_decref(list);
+    store_close(st);
+}
+
 /* Many threads lease from one store: every experiment is leased exactly once. */
 #define N_EXP 200
 #define N_THREADS 8
@@ -267,6 +303,7 @@ int main(void)
     RUN(idempotency_key);
     RUN(lapse_requeues_then_fails);
     RUN(metrics_idempotent_and_finish);
+    RUN(worker_offline_and_removed);
     RUN(never_leased_twice);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
