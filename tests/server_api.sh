@@ -104,7 +104,7 @@ req GET /metrics "" "${C[@]}" >/dev/null
 check "/metrics: experiments by state" grep -q '^cod_experiments{state="running"} 1' "$t/body"
 check "/metrics: queue depth" grep -q '^cod_queue_depth [0-9]' "$t/body"
 check "/metrics: workers by state" grep -q '^cod_workers{state="busy"} 1' "$t/body"
-check "/metrics: running loss labelled" grep -q "^cod_train_loss{experiment=\"$e2\",model=\"custom\",norm=\"pre\"} 4.5" "$t/body"
+check "/metrics: running loss labelled" grep -q "^cod_train_loss{experiment=\"$e2\",model=\"L2-d32\",norm=\"pre\"} 4.5" "$t/body"
 check "/metrics: running tokens/s" grep -q "^cod_train_tokens_per_s{experiment=\"$e2\"" "$t/body"
 check "/metrics: requests by route and status" grep -q '^cod_http_requests_total{route="/v1/experiments",status="201"}' "$t/body"
 check "/metrics: latency histogram" grep -q '^cod_http_request_duration_seconds_bucket{le="+Inf"}' "$t/body"

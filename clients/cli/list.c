@@ -125,6 +125,26 @@ static void field(const char *key, const json_t *v, const char *text)
         printf("  %-10s %s\n", key, text);
 }
 
+/* The server counts lapsed leases ("attempts"); a person asks which attempt
+ * is running, or ended the experiment. */
+static void attempt_text(const json_t *e, char *out, size_t n)
+{
+    long lapsed = (long)json_integer_value(json_object_get(e, "attempts"));
+    long max = (long)json_integer_value(json_object_get(e, "max_attempts"));
+    const char *state = jstr(e, "state");
+    if (!json_is_number(json_object_get(e, "started")))
+        snprintf(out, n, "none yet (%ld allowed)", max);
+    else if (!strcmp(state, "queued"))
+        snprintf(out, n, "%ld of %ld lapsed; the next waits for a worker", lapsed, max);
+    else if (lapsed >= max)
+        snprintf(out, n, "%ld of %ld, each lease lapsed", lapsed, max);
+    else if (lapsed)
+        snprintf(out, n, "%ld of %ld, after %ld lapsed lease%s", lapsed + 1, max, lapsed,
+                 lapsed == 1 ? "" : "s");
+    else
+        snprintf(out, n, "1 of %ld", max);
+}
+
 static int print_experiment(const struct cli *c, const json_t *e)
 {
     char a[64], b[64], line[256];
@@ -145,9 +165,8 @@ static int print_experiment(const struct cli *c, const json_t *e)
              fmt_value(json_object_get(train, "seq_len"), sl, 32),
              fmt_value(json_object_get(train, "batch_seqs"), bs, 32));
     field("train", train, line);
-    snprintf(line, sizeof line, "%s of %s", fmt_value(json_object_get(e, "attempts"), a, 64),
-             fmt_value(json_object_get(e, "max_attempts"), b, 64));
-    field("attempts", json_object_get(e, "attempts"), line);
+    attempt_text(e, line, sizeof line);
+    field("attempt", json_object_get(e, "attempts"), line);
     field("priority", json_object_get(e, "priority"),
           fmt_value(json_object_get(e, "priority"), a, 64));
     snprintf(line, sizeof line, "%s (run %s)", fmt_value(json_object_get(e, "worker"), a, 64),
