@@ -9,17 +9,22 @@
 cd "$(dirname "$0")/.."
 . tests/worker_helpers.bash
 make_data
-export STEPS=300 CKPT=50
+export STEPS=600 CKPT=50
 LEASE=3
 start_server --lease-seconds $LEASE
 e=$(submit "$(wspec points)")
 M="$t/work/experiments/$e/metrics.jsonl"
 start_worker a --max-jobs 1 --flush-seconds 0.2
 
-# killed while batches are going out (one every 0.2 s) and the run goes on
-wait_for 60 step_at_least "$e" 60
+# killed while batches are going out (one every 0.2 s), once the worker has
+# recorded a delivered batch, and the run goes on
+local_step() { tail -1 "$M" 2>/dev/null | sed 's/{"step": \([0-9]*\),.*/\1/'; }
+acked() { [ -s "$t/work/experiments/$e/metrics.delivered" ]; }
+wait_for 60 acked
 kill -9 "$SPID"; wait "$SPID" 2>/dev/null
 killed=$(date +%s)
+at=$(local_step)
+check "the server died mid-run (the worker at step $at of $STEPS)" [ "${at:-$STEPS}" -lt "$STEPS" ]
 trained() { grep -q "step $STEPS/$STEPS" "$t/worker-a.log"; }
 check "the worker trained to the end with the server down" wait_for 60 trained
 # The last heartbeat the server took was before the kill: its lease ends
