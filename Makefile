@@ -86,11 +86,12 @@ bin/cod-server: build/rel/daemon/main.o $(REL_SERVER) $(REL_LIB)
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ $(LIBS) $(SERVER_LIBS)
 
-# schema/schema.sql is the one definition of the schema; migrate.c includes it as a C string.
-build/gen/schema_sql.inc: schema/schema.sql
+# schema/*.sql (schema.sql, then one file per later migration) is the one
+# definition of the schema; migrate.c includes each as a C string.
+build/gen/%_sql.inc: schema/%.sql
 	@mkdir -p $(dir $@)
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
-build/rel/schema/migrate.o build/san/schema/migrate.o: build/gen/schema_sql.inc
+build/rel/schema/migrate.o build/san/schema/migrate.o: $(patsubst schema/%.sql,build/gen/%_sql.inc,$(wildcard schema/*.sql))
 
 # The dashboard (clients/web/) is compiled into cod-server: api/static.c
 # includes every file there as a byte array, so the binary needs no install path.

@@ -40,7 +40,7 @@ enum MHD_Result h_prometheus(struct req *r, int64_t id)
 {
     (void)id;
     json_t *stats;
-    int rc = store_stats(r->app->store, 3 * r->app->lease_s, &stats);
+    int rc = store_stats(r->app->store, r->app->lease_s, &stats);
     if (rc != ST_OK)
         return reply_store(r, rc, "stats");
     char *text = prom_render(&r->app->stats, stats);
@@ -255,12 +255,34 @@ enum MHD_Result h_logs(struct req *r, int64_t id)
     return reply_json(r, 200, o);
 }
 
+/* A worker is lost once it has not called for longer than a lease: its
+ * runs have lapsed by then. */
 enum MHD_Result h_workers(struct req *r, int64_t unused)
 {
     (void)unused;
     json_t *o;
-    int rc = store_workers(r->app->store, 3 * r->app->lease_s, &o);
+    int rc = store_workers(r->app->store, r->app->lease_s, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "worker");
     return reply_json(r, 200, o);
+}
+
+enum MHD_Result h_remove_worker(struct req *r, int64_t id)
+{
+    char state[16];
+    int runs = 0;
+    int rc = store_remove_worker(r->app->store, id, r->app->lease_s, state, sizeof state, &runs);
+    if (rc == ST_CONFLICT && runs)
+        return reply_error(r, 409, "worker_not_gone", NULL,
+                           "worker %lld is %s but its run has not lapsed yet: remove it after "
+                           "its lease (%g s) is over",
+                           (long long)id, state, r->app->lease_s);
+    if (rc == ST_CONFLICT)
+        return reply_error(r, 409, "worker_not_gone", NULL,
+                           "worker %lld is %s: only an offline worker, or a lost one (silent for "
+                           "over %g s), can be removed",
+                           (long long)id, state, r->app->lease_s);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "worker");
+    return reply_json(r, 200, json_pack("{s:I,s:b}", "id", (json_int_t)id, "removed", 1));
 }

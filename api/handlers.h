@@ -25,10 +25,12 @@ enum MHD_Result h_logs(struct req *r, int64_t id);
 enum MHD_Result h_create_sweep(struct req *r, int64_t id);
 enum MHD_Result h_show_sweep(struct req *r, int64_t id);
 enum MHD_Result h_workers(struct req *r, int64_t id);
+enum MHD_Result h_remove_worker(struct req *r, int64_t id);
 
 /* worker protocol: api/worker_api.c */
 enum MHD_Result h_register(struct req *r, int64_t id);
 enum MHD_Result h_lease(struct req *r, int64_t id);
+enum MHD_Result h_worker_offline(struct req *r, int64_t id);
 enum MHD_Result h_heartbeat(struct req *r, int64_t id);
 enum MHD_Result h_report(struct req *r, int64_t id);
 enum MHD_Result h_run_logs(struct req *r, int64_t id);

@@ -121,18 +121,19 @@ char *prom_render(struct http_stats *h, json_t *stats)
     put(&b, "# HELP cod_queue_depth Experiments waiting for a worker.\n"
             "# TYPE cod_queue_depth gauge\ncod_queue_depth %lld\n",
         (long long)json_integer_value(json_object_get(st, "queued")));
-    long long wk[3] = {0, 0, 0};
-    static const char *const wstates[] = {"idle", "busy", "lost"};
+    static const char *const wstates[] = {"idle", "busy", "lost", "offline"};
+    enum { N_WSTATES = sizeof wstates / sizeof wstates[0] };
+    long long wk[N_WSTATES] = {0};
     size_t i;
     json_t *w;
     json_array_foreach(json_object_get(stats, "workers"), i, w) {
         const char *s = json_string_value(json_object_get(w, "state"));
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < N_WSTATES; k++)
             if (s && !strcmp(s, wstates[k]))
                 wk[k]++;
     }
     put(&b, "# HELP cod_workers Registered workers by state.\n# TYPE cod_workers gauge\n");
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < N_WSTATES; k++)
         put(&b, "cod_workers{state=\"%s\"} %lld\n", wstates[k], wk[k]);
     put(&b, "# HELP cod_lease_expiries_total Leases that lapsed without a heartbeat.\n"
             "# TYPE cod_lease_expiries_total counter\ncod_lease_expiries_total %lld\n",

@@ -4,7 +4,10 @@
 #include "api/server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,50 +171,79 @@ static void *waker(void *arg)
     return NULL;
 }
 
-int api_start(struct app *app, const struct api_options *o, struct api_server **out, int *port,
-              char *err, size_t errlen)
+/* The listening socket, bound here rather than by MHD so that a port in use
+ * is refused with the reason. SO_REUSEADDR only lets a restarted server
+ * bind while old connections linger in TIME_WAIT; SO_REUSEPORT would let a
+ * second server share the port (it must not: each answers from its own
+ * database). */
+int api_listen(const char *host, int port, int *bound, char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    if (inet_pton(AF_INET, o->host, &v4->sin_addr) == 1) {
+    socklen_t len;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
         v4->sin_family = AF_INET;
-        v4->sin_port = htons((uint16_t)o->port);
-    } else if (inet_pton(AF_INET6, o->host, &v6->sin6_addr) == 1) {
+        v4->sin_port = htons((uint16_t)port);
+        len = sizeof *v4;
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
         v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons((uint16_t)o->port);
-        flags |= MHD_USE_IPv6;
+        v6->sin6_port = htons((uint16_t)port);
+        len = sizeof *v6;
     } else {
-        snprintf(err, errlen, "--listen: \"%s\" is not a numeric IP address", o->host);
+        snprintf(err, errlen, "--listen: \"%s\" is not a numeric IP address", host);
         return -1;
     }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot make a socket: %s", strerror(errno));
+        return -1;
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, SOMAXCONN) != 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot listen on %s:%d: %s%s", host, port, strerror(e),
+                 e == EADDRINUSE ? " (another cod-server or another program holds the port)"
+                 : e == EADDRNOTAVAIL ? " (not an address of this host)"
+                                      : "");
+        close(fd);
+        return -1;
+    }
+    *bound = ntohs(ss.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
+    return fd;
+}
+
+int api_start(struct app *app, const struct api_options *o, int fd, struct api_server **out,
+              char *err, size_t errlen)
+{
     struct api_server *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errlen, "out of memory");
+        close(fd);
         return -1;
     }
     s->app = app;
-    s->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, access_cb, app,
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, app,
+                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                             MHD_OPTION_THREAD_POOL_SIZE, (unsigned)o->threads,
                             MHD_OPTION_CONNECTION_LIMIT, o->conn_limit,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_ip_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, o->conn_timeout_s,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
                             MHD_OPTION_NOTIFY_COMPLETED, completed_cb, app, MHD_OPTION_END);
     if (!s->d) {
-        snprintf(err, errlen, "cannot listen on %s:%d (in use, or not an address of this host)",
-                 o->host, o->port);
+        snprintf(err, errlen, "cannot start the HTTP server on %s", o->host);
+        /* MHD closes the socket on some of its failures, not on all. */
+        if (fcntl(fd, F_GETFD) != -1)
+            close(fd);
         free(s);
         return -1;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-    *port = info ? info->port : o->port;
     if (pthread_create(&s->waker, NULL, waker, s) != 0) {
         snprintf(err, errlen, "cannot start the long-poll thread");
-        MHD_stop_daemon(s->d);
+        MHD_stop_daemon(s->d);  /* closes the socket too */
         free(s);
         return -1;
     }

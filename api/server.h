@@ -8,8 +8,7 @@
 #include "api/app.h"
 
 struct api_options {
-    const char *host;      /* numeric IPv4 or IPv6 address */
-    int port;              /* 0: an ephemeral port */
+    const char *host;      /* numeric IPv4 or IPv6 address, for messages */
     int threads;
     unsigned conn_limit, per_ip_limit, conn_timeout_s;
 };
@@ -19,8 +18,14 @@ struct api_server;
 void app_init(struct app *app);
 void app_destroy(struct app *app);
 
-/* Listens and serves; *port gets the bound port. -1 with err filled. */
-int api_start(struct app *app, const struct api_options *o, struct api_server **out, int *port,
+/* Binds and listens on host:port (0: an ephemeral one, *bound gets it); a
+ * port another process holds is refused, never shared. The socket, or -1
+ * with err naming the address and the reason. Connections wait in its
+ * backlog until api_start serves it. */
+int api_listen(const char *host, int port, int *bound, char *err, size_t errlen);
+/* Serves the socket from api_listen (it now belongs to the server). -1
+ * with err filled. */
+int api_start(struct app *app, const struct api_options *o, int fd, struct api_server **out,
               char *err, size_t errlen);
 /* Stops accepting, answers parked long-polls, waits up to grace_s for
  * requests in flight, then stops the daemon. */

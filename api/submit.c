@@ -12,6 +12,17 @@ static void set_err(struct spec_error *err, const char *field, const char *fmt, 
     snprintf(err->message, sizeof err->message, fmt, arg);
 }
 
+/* The experiment's model column: the preset's name, or for a model given
+ * by its shape a name after it (L6-d128: 6 blocks of width 128), so that
+ * listings and filters tell such models apart. */
+static void model_label(const struct model_shape *m, char *out, size_t n)
+{
+    if (strcmp(m->preset, "custom"))
+        snprintf(out, n, "%s", m->preset);
+    else
+        snprintf(out, n, "L%d-d%d", m->n_layers, m->dim);
+}
+
 int submission_from_json(json_t *spec, struct submission *s, struct spec_error *err)
 {
     memset(s, 0, sizeof *s);
@@ -24,8 +35,9 @@ int submission_from_json(json_t *spec, struct submission *s, struct spec_error *
         set_err(err, "", "%s", "out of memory");
         return -1;
     }
+    model_label(&s->spec.model, s->model, sizeof s->model);
     s->row = (struct new_experiment){
-        .name = s->spec.name, .model = s->spec.model.preset, .norm = s->spec.norm.name,
+        .name = s->spec.name, .model = s->model, .norm = s->spec.norm.name,
         .device = s->spec.device, .spec_json = s->spec_json, .gpus = s->spec.gpus,
         .priority = s->spec.priority, .max_attempts = s->spec.max_attempts,
         .steps = s->spec.train.steps,

@@ -15,6 +15,7 @@ struct submission {
     struct job_spec spec;
     char *spec_json;      /* complete spec, every default explicit (owned) */
     char *cell_json;      /* a sweep cell's grid values, or NULL (owned) */
+    char model[48];       /* the model column: a preset's name, or one after the shape */
     struct new_experiment row;
 };
 

@@ -86,6 +86,22 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
     return reply_empty(r, 204);
 }
 
+enum MHD_Result h_worker_offline(struct req *r, int64_t worker)
+{
+    enum MHD_Result ret;
+    json_t *b = body_object(r, 1, &ret);
+    if (!b)
+        return ret;
+    const char *bad = unknown_key(b, (const char *const[]){NULL});
+    json_decref(b);
+    if (bad)
+        return reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+    int rc = store_worker_offline(r->app->store, worker);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "worker");
+    return reply_json(r, 200, json_pack("{s:I,s:s}", "id", (json_int_t)worker, "state", "offline"));
+}
+
 enum MHD_Result h_heartbeat(struct req *r, int64_t run)
 {
     enum MHD_Result ret;
@@ -226,16 +242,31 @@ enum MHD_Result h_run_logs(struct req *r, int64_t run)
     return report(r, run, allowed);
 }
 
+/* A run that says it succeeded while the server lacks its points. */
+static enum MHD_Result incomplete(struct req *r, int64_t run, long points,
+                                  const struct points_held *h)
+{
+    if (!h->final_loss)
+        return reply_error(r, 409, "points_missing", NULL,
+                           "run %lld cannot succeed: no train/loss point of its final step %ld is "
+                           "stored; send the run's points, then finish",
+                           (long long)run, h->final_step);
+    return reply_error(r, 409, "points_missing", NULL,
+                       "run %lld cannot succeed: %ld of the %ld points its files hold are stored; "
+                       "send the missing points, then finish",
+                       (long long)run, h->points, points);
+}
+
 enum MHD_Result h_finish(struct req *r, int64_t run)
 {
     enum MHD_Result ret;
     json_t *b = body_object(r, 0, &ret);
     if (!b)
         return ret;
-    static const char *const allowed[] = {"outcome", "reason", NULL};
+    static const char *const allowed[] = {"outcome", "reason", "points", NULL};
     const char *bad = unknown_key(b, allowed);
     const char *outcome = json_string_value(json_object_get(b, "outcome"));
-    json_t *reason = json_object_get(b, "reason");
+    json_t *reason = json_object_get(b, "reason"), *points = json_object_get(b, "points");
     if (bad)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     else if (!outcome || (strcmp(outcome, "succeeded") && strcmp(outcome, "failed") &&
@@ -244,12 +275,17 @@ enum MHD_Result h_finish(struct req *r, int64_t run)
                           "outcome must be succeeded, failed, cancelled or released");
     else if (reason && !json_is_string(reason))
         ret = reply_error(r, 422, "invalid", "reason", "reason must be a string");
+    else if (points && (!json_is_integer(points) || json_integer_value(points) < 0))
+        ret = reply_error(r, 422, "invalid", "points", "points must be an integer >= 0");
     else {
-        int rc = store_finish(r->app->store, run, outcome, json_string_value(reason));
-        ret = rc == ST_CONFLICT ? lost(r, run)
-              : rc != ST_OK     ? reply_store(r, rc, "run")
-                                : reply_json(r, 200, json_pack("{s:I,s:s}", "run", (json_int_t)run,
-                                                               "state", outcome));
+        long want = points ? (long)json_integer_value(points) : 0;
+        struct points_held held;
+        int rc = store_finish(r->app->store, run, outcome, json_string_value(reason), want, &held);
+        ret = rc == ST_CONFLICT     ? lost(r, run)
+              : rc == ST_INCOMPLETE ? incomplete(r, run, want, &held)
+              : rc != ST_OK         ? reply_store(r, rc, "run")
+                                    : reply_json(r, 200, json_pack("{s:I,s:s}", "run", (json_int_t)run,
+                                                                   "state", outcome));
     }
     json_decref(b);
     return ret;

@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/server.h"
 #include "daemon/config.h"
+#include "daemon/dblock.h"
 #include "daemon/notify.h"
 #include "daemon/reaper.h"
 #include "daemon/shutdown.h"
@@ -42,12 +44,27 @@ int main(int argc, char **argv)
         fprintf(stderr, "cod-server: cannot set up signals\n");
         return 1;
     }
+    /* The port, then the database's lock, before the database is opened: a
+     * server that cannot serve must not create or migrate it. */
+    int port = 0, fd = -1, lock = -1;
+    if (!check_only && (fd = api_listen(cfg.host, cfg.port, &port, err, sizeof err)) < 0) {
+        fprintf(stderr, "cod-server: %s\n", err);
+        return 1;
+    }
+    if (!check_only && (lock = dblock_acquire(cfg.db, err, sizeof err)) < 0) {
+        fprintf(stderr, "cod-server: %s\n", err);
+        close(fd);
+        return 1;
+    }
     struct app app;
     memset(&app, 0, sizeof app);
     app_init(&app);
     if (store_open(cfg.db, cfg.readers, &app.store, err, sizeof err) != 0) {
         fprintf(stderr, "cod-server: database: %s\n", err);
         app_destroy(&app);
+        dblock_release(lock);
+        if (fd >= 0)
+            close(fd);
         return 1;
     }
     if (check_only) {
@@ -67,15 +84,15 @@ int main(int argc, char **argv)
     app.max_sweep = cfg.max_sweep;
     app.log_requests = cfg.log_requests;
 
-    struct api_options o = {cfg.host, cfg.port, cfg.threads, cfg.conn_limit, cfg.per_ip_limit,
+    struct api_options o = {cfg.host, cfg.threads, cfg.conn_limit, cfg.per_ip_limit,
                             cfg.conn_timeout_s};
     struct api_server *srv = NULL;
     struct reaper *reaper = NULL;
-    int port;
-    if (api_start(&app, &o, &srv, &port, err, sizeof err) != 0) {
+    if (api_start(&app, &o, fd, &srv, err, sizeof err) != 0) {
         fprintf(stderr, "cod-server: %s\n", err);
         store_close(app.store);
         app_destroy(&app);
+        dblock_release(lock);
         return 1;
     }
     if (reaper_start(&app, cfg.reap_interval_s, &reaper) != 0) {
@@ -100,6 +117,7 @@ stop:
     reaper_stop(reaper);
     store_close(app.store);
     app_destroy(&app);
+    dblock_release(lock);
     fprintf(stderr, "cod-server: stopped\n");
     return rc;
 }

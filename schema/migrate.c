@@ -1,5 +1,6 @@
-/* Migrations: the text of schema/schema.sql is compiled in (the Makefile
- * turns it into a C string) so that the file stays the one definition. */
+/* Migrations: the text of schema/schema.sql (migration 1) and of each later
+ * migration's file is compiled in (the Makefile turns each into a C string)
+ * so that the files stay the one definition. */
 #include "schema/migrate.h"
 
 #include <stdio.h>
@@ -8,7 +9,11 @@ static const char schema_v1[] =
 #include "build/gen/schema_sql.inc"
     ;
 
-static const char *const migrations[] = {schema_v1};
+static const char worker_states_v2[] =
+#include "build/gen/worker_states_sql.inc"
+    ;
+
+static const char *const migrations[] = {schema_v1, worker_states_v2};
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 static int user_version(sqlite3 *db, int *v)

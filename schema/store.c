@@ -17,11 +17,11 @@ enum q {
     Q_IDEM_EXP, Q_INSERT_EXP, Q_IDEM_SWEEP, Q_INSERT_SWEEP,
     Q_GET_EXP, Q_LIST_EXP, Q_LATEST_OF, Q_EXP_STATE, Q_CANCEL_QUEUED, Q_CANCEL_RUNNING,
     Q_INSERT_WORKER, Q_WORKER, Q_WORKER_USED, Q_CLAIM, Q_INSERT_RUN, Q_START_EXP, Q_SEEN,
-    Q_RUN, Q_END_RUN, Q_END_EXP, Q_EXTEND, Q_STEP,
+    Q_RUN, Q_END_RUN, Q_END_EXP, Q_EXTEND, Q_STEP, Q_POINTS_HELD,
     Q_PUT_METRIC, Q_PUT_LATEST, Q_PUT_LOG,
     Q_LAPSED, Q_LOSE_RUN, Q_REQUEUE, Q_RELEASE, Q_BUMP_COUNTER, Q_COUNTER,
     Q_SERIES, Q_NEWEST_LAYER_STEP, Q_LAYERS, Q_LAYER_HISTORY, Q_LOGS, Q_SWEEP, Q_SWEEP_CELLS,
-    Q_WORKERS, Q_STATES, Q_RUNNING, Q_EXISTS,
+    Q_WORKERS, Q_WORKER_STOP, Q_WORKER_GONE, Q_WORKER_REMOVE, Q_STATES, Q_RUNNING, Q_EXISTS,
     Q_COUNT
 };
 
@@ -53,7 +53,10 @@ static const char *const sql[Q_COUNT] = {
     [Q_CANCEL_RUNNING] = "UPDATE experiments SET cancel_req = 1 WHERE id = ?1",
     [Q_INSERT_WORKER] = "INSERT INTO workers (name, device, capacity, registered, last_seen)"
                         " VALUES (?1, ?2, ?3, ?4, ?4)",
-    [Q_WORKER] = "SELECT device, capacity FROM workers WHERE id = ?1",
+    /* An offline or removed worker leases nothing: a long-poll it left parked
+     * when it stopped must not claim work for it. */
+    [Q_WORKER] = "SELECT device, capacity FROM workers WHERE id = ?1 AND removed IS NULL"
+                 " AND stopped IS NULL",
     [Q_WORKER_USED] = "SELECT count(*), coalesce(sum(e.gpus), 0) FROM runs r"
                       " JOIN experiments e ON e.id = r.experiment_id"
                       " WHERE r.worker_id = ?1 AND r.state = 'active'",
@@ -72,6 +75,10 @@ static const char *const sql[Q_COUNT] = {
                   " WHERE id = ?1",
     [Q_EXTEND] = "UPDATE runs SET lease_expires = ?2 WHERE id = ?1",
     [Q_STEP] = "UPDATE experiments SET step = max(step, ?2) WHERE id = ?1",
+    [Q_POINTS_HELD] = "SELECT e.steps, (SELECT count(*) FROM metrics m WHERE m.experiment_id = e.id"
+                      " AND m.name = 'train/loss' AND m.layer = -1 AND m.step = e.steps),"
+                      " (SELECT count(*) FROM metrics m WHERE m.experiment_id = e.id)"
+                      " FROM experiments e WHERE e.id = ?1",
     [Q_PUT_METRIC] = "INSERT INTO metrics (experiment_id, name, step, layer, value)"
                      " VALUES (?1, ?2, ?3, ?4, ?5)"
                      " ON CONFLICT DO UPDATE SET value = excluded.value",
@@ -106,8 +113,13 @@ static const char *const sql[Q_COUNT] = {
                       " WHERE e.sweep_id = ?1 ORDER BY e.id",
     [Q_WORKERS] = "SELECT w.id, w.name, w.device, w.capacity, w.registered, w.last_seen,"
                   " (SELECT group_concat(experiment_id) FROM runs"
-                  "  WHERE worker_id = w.id AND state = 'active')"
-                  " FROM workers w ORDER BY w.id",
+                  "  WHERE worker_id = w.id AND state = 'active'), w.stopped IS NOT NULL"
+                  " FROM workers w WHERE w.removed IS NULL ORDER BY w.id",
+    [Q_WORKER_STOP] = "UPDATE workers SET stopped = ?2 WHERE id = ?1 AND removed IS NULL",
+    [Q_WORKER_GONE] = "SELECT w.last_seen, w.stopped IS NOT NULL, (SELECT count(*) FROM runs"
+                      " WHERE worker_id = w.id AND state = 'active')"
+                      " FROM workers w WHERE w.id = ?1 AND w.removed IS NULL",
+    [Q_WORKER_REMOVE] = "UPDATE workers SET removed = ?2 WHERE id = ?1",
     [Q_STATES] = "SELECT state, count(*) FROM experiments GROUP BY state",
     [Q_RUNNING] = "SELECT e.id, e.model, e.norm, l.value, t.value FROM experiments e"
                   " LEFT JOIN latest l ON l.experiment_id = e.id AND l.name = 'train/loss'"
@@ -308,6 +320,18 @@ static int end(struct store *st, int rc)
             sqlite3_reset(c->st[i]);
     pthread_mutex_unlock(&st->wlock);
     return rc;
+}
+
+/* Steps q, bound to id, onto its row: ST_OK with *out there, ST_NOTFOUND
+ * when there is none, or ST_ERROR. */
+static int one_row(struct conn *c, enum q q, int64_t id, sqlite3_stmt **out)
+{
+    sqlite3_stmt *s = *out = S(c, q);
+    if (!s)
+        return ST_ERROR;
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    return rc == SQLITE_ROW ? ST_OK : rc == SQLITE_DONE ? ST_NOTFOUND : ST_ERROR;
 }
 
 static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
@@ -554,15 +578,10 @@ int store_cancel(struct store *st, int64_t id)
     if (begin(st) != 0)
         return ST_ERROR;
     struct conn *c = &st->writer;
-    sqlite3_stmt *s = S(c, Q_EXP_STATE);
-    if (!s)
-        return end(st, ST_ERROR);
-    sqlite3_bind_int64(s, 1, id);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        return end(st, ST_NOTFOUND);
-    if (rc != SQLITE_ROW)
-        return end(st, ST_ERROR);
+    sqlite3_stmt *s;
+    int rc = one_row(c, Q_EXP_STATE, id, &s);
+    if (rc != ST_OK)
+        return end(st, rc);
     char state[16];
     snprintf(state, sizeof state, "%s", (const char *)sqlite3_column_text(s, 0));
     if (!strcmp(state, "queued")) {
@@ -613,6 +632,52 @@ static int touch_worker(struct conn *c, int64_t worker, double now)
     return exec_done(c, s);
 }
 
+/* A worker's state from what the server last heard of it (store.h). */
+static const char *worker_state(int stopped, double age, double lost_after, int runs)
+{
+    return stopped ? "offline" : age > lost_after ? "lost" : runs ? "busy" : "idle";
+}
+
+int store_worker_offline(struct store *st, int64_t worker)
+{
+    if (begin(st) != 0)
+        return ST_ERROR;
+    struct conn *c = &st->writer;
+    sqlite3_stmt *s = S(c, Q_WORKER_STOP);
+    if (!s)
+        return end(st, ST_ERROR);
+    sqlite3_bind_int64(s, 1, worker);
+    sqlite3_bind_double(s, 2, store_now());
+    if (exec_done(c, s) != 0)
+        return end(st, ST_ERROR);
+    return end(st, sqlite3_changes(c->db) ? ST_OK : ST_NOTFOUND);
+}
+
+int store_remove_worker(struct store *st, int64_t worker, double lost_after, char *state,
+                        size_t n, int *runs)
+{
+    if (begin(st) != 0)
+        return ST_ERROR;
+    struct conn *c = &st->writer;
+    double now = store_now();
+    sqlite3_stmt *s;
+    int rc = one_row(c, Q_WORKER_GONE, worker, &s);
+    if (rc != ST_OK)
+        return end(st, rc);
+    *runs = sqlite3_column_int(s, 2);
+    const char *is = worker_state(sqlite3_column_int(s, 1), now - sqlite3_column_double(s, 0),
+                                  lost_after, *runs);
+    snprintf(state, n, "%s", is);
+    /* A worker still heard from, or one whose run has yet to lapse, stays. */
+    if (*runs || (strcmp(is, "offline") && strcmp(is, "lost")))
+        return end(st, ST_CONFLICT);
+    if (!(s = S(c, Q_WORKER_REMOVE)))
+        return end(st, ST_ERROR);
+    sqlite3_bind_int64(s, 1, worker);
+    sqlite3_bind_double(s, 2, now);
+    return end(st, exec_done(c, s) == 0 ? ST_OK : ST_ERROR);
+}
+
 int store_lease(struct store *st, int64_t worker, double lease_s, json_t **out)
 {
     *out = NULL;
@@ -620,15 +685,10 @@ int store_lease(struct store *st, int64_t worker, double lease_s, json_t **out)
         return ST_ERROR;
     struct conn *c = &st->writer;
     double now = store_now();
-    sqlite3_stmt *s = S(c, Q_WORKER);
-    if (!s)
-        return end(st, ST_ERROR);
-    sqlite3_bind_int64(s, 1, worker);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        return end(st, ST_NOTFOUND);
-    if (rc != SQLITE_ROW)
-        return end(st, ST_ERROR);
+    sqlite3_stmt *s;
+    int rc = one_row(c, Q_WORKER, worker, &s);
+    if (rc != ST_OK)
+        return end(st, rc);
     char device[16];
     snprintf(device, sizeof device, "%s", (const char *)sqlite3_column_text(s, 0));
     int capacity = sqlite3_column_int(s, 1);
@@ -850,7 +910,25 @@ int store_report(struct store *st, int64_t run, const struct metric_point *pts, 
     return end(st, ST_OK);
 }
 
-int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason)
+/* What the server holds of an experiment's points, for a finish "succeeded". */
+static int points_held(struct conn *c, int64_t exp, struct points_held *h)
+{
+    sqlite3_stmt *s = S(c, Q_POINTS_HELD);
+    if (!s)
+        return ST_ERROR;
+    sqlite3_bind_int64(s, 1, exp);
+    if (sqlite3_step(s) != SQLITE_ROW) {
+        log_sql(c, sqlite3_sql(s));
+        return ST_ERROR;
+    }
+    h->final_step = (long)sqlite3_column_int64(s, 0);
+    h->final_loss = sqlite3_column_int(s, 1) > 0;
+    h->points = (long)sqlite3_column_int64(s, 2);
+    return ST_OK;
+}
+
+int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason,
+                 long points, struct points_held *held)
 {
     if (begin(st) != 0)
         return ST_ERROR;
@@ -869,6 +947,14 @@ int store_finish(struct store *st, int64_t run, const char *outcome, const char 
     }
     if (touch_worker(c, r.worker, now) != 0)
         return end(st, ST_ERROR);
+    if (!strcmp(outcome, "succeeded")) {
+        /* Succeeded means every point is here: at least the final step's
+         * loss, and as many points as the worker's files hold. */
+        if (points_held(c, r.exp, held) != ST_OK)
+            return end(st, ST_ERROR);
+        if (!held->final_loss || held->points < points)
+            return end(st, ST_INCOMPLETE);
+    }
     if (!release)
         return end(st, end_experiment(c, run, r.exp, outcome, reason, now) ? ST_ERROR : ST_OK);
     /* Given back (the worker is stopping): queued again without spending an
@@ -1202,7 +1288,8 @@ static json_t *worker_rows(struct conn *c, double lost_after)
             json_array_append_new(exps, json_integer(strtoll(p, &e, 10)));
             p = *e ? e + 1 : e;
         }
-        const char *state = age > lost_after ? "lost" : json_array_size(exps) ? "busy" : "idle";
+        const char *state = worker_state(sqlite3_column_int(s, 7), age, lost_after,
+                                         (int)json_array_size(exps));
         json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:f,s:s,s:o}", "id",
                                              col_json(s, 0), "name", col_json(s, 1), "device",
                                              col_json(s, 2), "capacity", col_json(s, 3),

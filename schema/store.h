@@ -15,6 +15,7 @@ enum store_rc {
     ST_OK = 0,
     ST_NOTFOUND = 1,  /* no such experiment, run, worker or sweep */
     ST_CONFLICT = 2,  /* the state forbids it (lost lease, finished experiment) */
+    ST_INCOMPLETE = 3, /* "succeeded" while points of the run are missing */
     ST_ERROR = -1,    /* SQLite failed; logged */
 };
 
@@ -52,8 +53,20 @@ int store_list_experiments(struct store *st, const struct exp_filter *f, json_t 
 /* queued → cancelled now; running → flagged, cancelled at the next heartbeat. */
 int store_cancel(struct store *st, int64_t id);
 
+/* Worker states, from what the server last heard of a worker: offline (it
+ * said it stopped), lost (silent for longer than lost_after, the lease
+ * length), busy (holds a run), idle. */
 int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
                           int64_t *id);
+/* The worker says it stops: offline for good, it leases nothing more (a
+ * worker that comes back registers anew). */
+int store_worker_offline(struct store *st, int64_t worker);
+/* Removes a worker that is gone (offline or lost) and holds no run: it is
+ * never listed again, and must register anew to lease. ST_CONFLICT when it
+ * is not gone: state (idle, busy, or offline/lost with *runs still to
+ * lapse) says how it is. */
+int store_remove_worker(struct store *st, int64_t worker, double lost_after, char *state,
+                        size_t n, int *runs);
 /* Claims the best queued experiment the worker can run (priority, then FIFO).
  * *out is NULL when there is none. */
 int store_lease(struct store *st, int64_t worker, double lease_s, json_t **out);
@@ -72,7 +85,19 @@ struct log_line {
 };
 int store_report(struct store *st, int64_t run, const struct metric_point *pts, int n,
                  const struct log_line *lines, int nl);
-int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason);
+/* What the server holds of an experiment's points when a run finishes. */
+struct points_held {
+    long final_step;  /* the experiment's last step */
+    int final_loss;   /* train/loss at final_step is stored */
+    long points;      /* every point stored for the experiment */
+};
+/* Ends a run with outcome (succeeded, failed, cancelled, or released: back
+ * to the queue without spending an attempt). "succeeded" is refused with
+ * ST_INCOMPLETE, *held saying what is there, unless train/loss at the final
+ * step is stored and at least `points` points (what the worker's files
+ * hold; 0 when it did not say). */
+int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason,
+                 long points, struct points_held *held);
 /* Sends every lapsed lease back to the queue (or to failed); *expired counts them. */
 int store_reap(struct store *st, int *expired);
 

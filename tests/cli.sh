@@ -41,7 +41,10 @@ cod help watch; expect "help CMD: the command's usage" 0 "Exit 0 when it succeed
 cod show abc; expect "show: a bad id" 2 "not an experiment id" err
 cod show; expect "show: no id" 2 "too few arguments" err
 cod submit "${F[@]}" --steps abc; expect "submit: --steps not a number" 2 "--steps wants a whole number" err
-cod submit "$t/nothing.json"; expect "submit: missing spec file" 2 "nothing.json" err
+cod submit "$t/nothing.json"; expect "submit: missing spec file, named once" 2 "cod submit: cannot read the spec $t/nothing.json: No such file or directory" err
+check "submit: missing spec file, one line" test "$(wc -l <"$t/err")" = 1
+echo '{"train": ' >"$t/torn.json"
+cod submit "$t/torn.json"; expect "submit: malformed spec file, line and column" 2 "torn.json, line 2, column 0:" err
 cod sweep "${F[@]}"; expect "sweep: no grid" 2 "no grid" err
 cod sweep "${F[@]}" --grid lr; expect "sweep: a bad axis" 2 "KEY=V1,V2" err
 cod metrics 1 --csv --json; expect "metrics: --csv and --json" 2 "not both" err
@@ -62,7 +65,7 @@ env -u COD_SERVER -u COD_TOKEN "$COD" --server "$B" --token=T --json ls >"$t/out
 expect "--server, --token, --json before the command" 0 '{"experiments":['
 
 # --- submit, ls, show
-cod submit "${F[@]}" --name one; expect "submit by flags" 0 "(one) queued: custom pre on cpu"
+cod submit "${F[@]}" --name one; expect "submit by flags" 0 "(one) queued: L2-d32 pre on cpu"
 e1=$(sed -n 's/^experiment \([0-9]*\) .*/\1/p' "$t/out")
 cod submit "$t/spec.json" --name two --priority 5 --json; expect "submit a file, flags over it, --json" 0 '"name":"two"'
 e2=$(oget id)
@@ -75,7 +78,7 @@ cod submit "${F[@]}" --norm prenorm
 expect "refused spec: exit 1, the server's message" 1 'unknown norm variant "prenorm"' err
 expect "refused spec: the field named" 1 "field norm" err
 cod ls; expect "ls: a table" 0 "ID  NAME"
-check "ls: one row each, nothing refused was queued" bash -c "[ $(lines) = 4 ] && grep -q '^ *$e2  two  *custom  *pre  *cpu  *queued  *0/10' '$t/out'"
+check "ls: one row each, nothing refused was queued" bash -c "[ $(lines) = 4 ] && grep -q '^ *$e2  two  *L2-d32  *pre  *cpu  *queued  *0/10' '$t/out'"
 cod ls --limit 1; expect "ls --limit: the next cursor told" 0 "more: --cursor" err
 check "ls --limit 1: one row" test "$(lines)" = 2
 cod ls --limit 1 --all --json; expect "ls --all --json: every page" 0 '"next_cursor":null'
@@ -84,6 +87,7 @@ cod ls --state running --json; expect "ls --state: none running" 0 '{"experiment
 cod ls --state bogus; expect "ls: a bad filter refused by the server" 1 "state must be" err
 cod show "$e2"; expect "show: state and progress" 0 "queued, step 0 of 10 (0.0%)"
 expect "show: priority" 0 "priority   5"
+expect "show: no attempt yet" 0 "attempt    none yet (3 allowed)"
 cod show 999; expect "show: unknown id, exit 1" 1 "no such experiment" err
 
 # --- sweeps
@@ -124,7 +128,7 @@ cod logs "$e2" --json; first=$(oget id)
 cod logs "$e2" --after "$first" --json
 check "logs --after --json: the rest" bash -c "[ $rc = 0 ] && [ $(lines) = 1 ] && grep -qF '\"line\":\"step 2 loss 5.0\"' '$t/out'"
 cod compare "$e2" "$e1"; expect "compare: final eval/ppl" 0 "EVAL_PPL"
-check "compare: a row each" bash -c "grep -q '^ *$e2  two  *custom  *pre  *running  *3  *90  *4.5  *4.5' '$t/out' && grep -q '^ *$e1  one .* queued' '$t/out'"
+check "compare: a row each" bash -c "grep -q '^ *$e2  two  *L2-d32  *pre  *running  *3  *90  *4.5  *4.5' '$t/out' && grep -q '^ *$e1  one .* queued' '$t/out'"
 check "compare: out_var side by side" bash -c "grep -q 'LAYER  *#$e2 [a-z]*  *#$e1 [a-z]*' '$t/out' && grep -q '^ *1  *2.25  *-' '$t/out'"
 cod compare "$e2" --json; expect "compare --json" 0 '"eval/ppl":90'
 cod compare --sweep "$sid"; expect "compare --sweep: the grid's columns" 0 "train.lr"
@@ -139,6 +143,9 @@ check "watch: progress bar, loss sparkline, ppl" bash -c "grep -q '#$e2 two runn
 ( timeout 20 "$COD" logs -f "$e2" --interval 0.05 >"$t/follow" 2>&1; echo $? >"$t/follow_rc" ) &
 fpid=$!
 until_file "$t/follow" "step 2 loss 5.0"
+wreq POST /v1/runs/$r2/heartbeat '{"step": 5}' >/dev/null
+until_file "$t/watch" "5/10"
+check "watch: a perplexity from an earlier step says which" grep -q "5/10 loss .* ppl 90 (at step 3)" "$t/watch"
 wreq POST /v1/runs/$r2/heartbeat '{"step": 10}' >/dev/null
 wreq POST /v1/runs/$r2/metrics '{"points": [{"step": 10, "name": "train/loss", "value": 3.0}, {"step": 10, "name": "eval/ppl", "value": 42}], "logs": [{"seq": 3, "line": "done"}]}' >/dev/null
 wreq POST /v1/runs/$r2/finish '{"outcome": "succeeded"}' >/dev/null
@@ -147,6 +154,7 @@ check "watch: exit 0 when it succeeded" test "$(cat "$t/watch_rc")" = 0
 check "watch: the final line" grep -q "experiment $e2 succeeded: eval/ppl 42" "$t/watch"
 check "logs -f: new lines, then exit 0 at the end" bash -c "[ \$(cat '$t/follow_rc') = 0 ] && [ \$(wc -l < '$t/follow') = 3 ] && tail -1 '$t/follow' | grep -qx done"
 cod ls --state succeeded; check "ls --state succeeded" grep -q "^ *$e2  two" "$t/out"
+cod show "$e2"; expect "show: succeeded on its first attempt" 0 "attempt    1 of 3"
 
 # --- watch's exit code says how it ended
 lease; rf=$run; ef=$exp

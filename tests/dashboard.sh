@@ -72,7 +72,7 @@ mkdir -p "$t/sync" tests/out
 rm -f tests/out/dashboard.png
 DASH_URL="$B/" DASH_TOKEN=T DASH_RESULTS="$t/results" DASH_SHOT=tests/out/dashboard.png \
 DASH_SYNC="$t/sync" DASH_PROFILE="$t/profile" DASH_ROWS=4 DASH_LAYERS=$L DASH_STEPS=$STEPS \
-DASH_PICK="$e1,$e2" DASH_FILTER="half=1" CHROMIUM="$CHROMIUM" \
+DASH_PICK="$e1,$e2" DASH_FIRST="$e1,$e2,$e3" DASH_FILTER="half=1" CHROMIUM="$CHROMIUM" \
     timeout 120 node tests/dashboard/drive.js &
 drv=$!
 wait_file() { # the driver's request, unless it has ended

@@ -104,7 +104,7 @@ req GET /metrics "" "${C[@]}" >/dev/null
 check "/metrics: experiments by state" grep -q '^cod_experiments{state="running"} 1' "$t/body"
 check "/metrics: queue depth" grep -q '^cod_queue_depth [0-9]' "$t/body"
 check "/metrics: workers by state" grep -q '^cod_workers{state="busy"} 1' "$t/body"
-check "/metrics: running loss labelled" grep -q "^cod_train_loss{experiment=\"$e2\",model=\"custom\",norm=\"pre\"} 4.5" "$t/body"
+check "/metrics: running loss labelled" grep -q "^cod_train_loss{experiment=\"$e2\",model=\"L2-d32\",norm=\"pre\"} 4.5" "$t/body"
 check "/metrics: running tokens/s" grep -q "^cod_train_tokens_per_s{experiment=\"$e2\"" "$t/body"
 check "/metrics: requests by route and status" grep -q '^cod_http_requests_total{route="/v1/experiments",status="201"}' "$t/body"
 check "/metrics: latency histogram" grep -q '^cod_http_request_duration_seconds_bucket{le="+Inf"}' "$t/body"
@@ -112,6 +112,15 @@ is "/metrics needs the token" "$(req GET /metrics)" 401
 req GET /v1/workers "" "${C[@]}" >/dev/null
 check "workers: device, state, experiment" bash -c "grep -q '\"device\":\"cpu\"' '$t/body' && grep -q '\"state\":\"busy\"' '$t/body' && grep -q '\"experiments\":\[$e2\]' '$t/body' && grep -q heartbeat_age_s '$t/body'"
 code=$(req POST /v1/runs/$run/finish '{"outcome": "succeeded"}' "${WK[@]}")
+err_names "finish: succeeded refused without the final step's points" 409 "$code" '"code":"points_missing"'
+check "finish refused: it names the final step" grep -q 'final step 10' "$t/body"
+req POST /v1/runs/$run/metrics '{"points": [{"step": 10, "name": "train/loss", "value": 4.0}]}' "${WK[@]}" >/dev/null
+code=$(req POST /v1/runs/$run/finish '{"outcome": "succeeded", "points": 9}' "${WK[@]}")
+err_names "finish: succeeded refused with fewer points than the worker's files" 409 "$code" '"code":"points_missing"'
+check "finish refused: it counts them" grep -q '8 of the 9 points' "$t/body"
+code=$(req POST /v1/runs/$run/finish '{"outcome": "succeeded", "points": -1}' "${WK[@]}")
+err_names "finish: bad points named" 422 "$code" '"field":"points"'
+code=$(req POST /v1/runs/$run/finish '{"outcome": "succeeded", "points": 8}' "${WK[@]}")
 req GET /v1/experiments/$e2 "" "${C[@]}" >/dev/null
 check "finish: succeeded" bash -c "[ $code = 200 ] && grep -q '\"state\":\"succeeded\"' '$t/body'"
 is "finish retried: 200" "$(req POST /v1/runs/$run/finish '{"outcome": "succeeded"}' "${WK[@]}")" 200

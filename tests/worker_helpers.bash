@@ -61,3 +61,25 @@ submit_vanishing() {
     submit "$(wspec vanished "$t/data2")"
     rm -rf "$t/data2"
 }
+# Every metric point, as sorted "name step layer value" lines (layer -1 for a
+# scalar, values at 9 digits), so that what the server holds and what a run
+# wrote compare line for line: a point missing, extra or doubled shows.
+# A per-layer null is left out on both sides: layers/history pads with null.
+server_points() { # experiment id; the per-layer names are those of metrics.jsonl FILE
+    local e=$1 file=$2 name
+    {
+        get "/v1/experiments/$e/metrics" |
+            js "Object.entries(j.series).flatMap(([n, s]) => s.map(p => n + ' ' + p[0] + ' -1 ' + p[1]))"
+        for name in $(grep -o '"name": "[^"]*", "layer"' "$file" | cut -d'"' -f4 | sort -u); do
+            get "/v1/experiments/$e/layers/history?name=$name" |
+                js "j.steps.flatMap((s, i) => j.values[i].map((v, l) => v === null ? '' : '$name ' + s + ' ' + l + ' ' + v)).filter(x => x)"
+        done
+    } | grep . | prec9 | LC_ALL=C sort
+}
+file_points() { # metrics.jsonl
+    node -e 'for (const l of require("fs").readFileSync(process.argv[1], "utf8").split("\n")) {
+        if (!l) continue; const p = JSON.parse(l);
+        if (p.layer !== undefined && p.value === null) continue;
+        console.log(p.name + " " + p.step + " " + (p.layer ?? -1) + " " + p.value); }' "$1" |
+        prec9 | LC_ALL=C sort
+}

@@ -86,6 +86,23 @@ static int register_worker(struct http_client *http, const char *name, const cha
     return rc;
 }
 
+/* Tells the server this worker stops, so that it shows offline rather than
+ * idle. One try: a server that does not answer finds it lost after a lease. */
+static void say_offline(struct http_client *http, long long id)
+{
+    char path[96], err[512];
+    snprintf(path, sizeof path, "/v1/workers/%lld/offline", id);
+    struct http_response res;
+    http_client_set_abort(http, (volatile const int *)&stop_now);
+    if (http_request(http, "POST", path, NULL, 5, &res, err, sizeof err) == 0 &&
+        res.status != 200)
+        http_error_text(&res, err, sizeof err);
+    if (res.status != 200)
+        runlog_printf("the server was not told that this worker stops (%s): it will show it lost",
+                      err);
+    http_response_clear(&res);
+}
+
 int main(int argc, char **argv)
 {
     const char *server = getenv("COD_SERVER"), *token = getenv("COD_WORKER_TOKEN");
@@ -228,6 +245,8 @@ int main(int argc, char **argv)
         http_response_clear(&res);
     }
     runlog_printf("cod-worker stopping after %ld job%s", jobs, jobs == 1 ? "" : "s");
+    if (id)
+        say_offline(http, id);
     http_client_free(http);
     return rc;
 }

@@ -13,6 +13,7 @@
 #include "worker/backoff.h"
 #include "worker/reporter.h"
 #include "worker/runlog.h"
+#include "worker/tail.h"
 
 struct job {
     const struct job_ctx *ctx;
@@ -44,7 +45,8 @@ static int should_stop(void *arg)
     int f = reporter_flags(j->rp);
     if (f & REPORT_LOST)
         return TRAIN_STOP_ABANDON;
-    return (f & REPORT_CANCEL) || *j->ctx->stop ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
+    return (f & (REPORT_CANCEL | REPORT_REFUSED)) || *j->ctx->stop ? TRAIN_STOP_CHECKPOINT
+                                                                    : TRAIN_GO_ON;
 }
 
 /* Where a resumed run starts sending metrics.jsonl: what an earlier run
@@ -84,14 +86,21 @@ static long already_delivered(const char *metrics_path, const char *acked_path, 
 }
 
 /* Tells the server the outcome, retrying while it cannot be reached (until
- * a second signal). */
+ * a second signal). points >= 0 goes with "succeeded": the points
+ * metrics.jsonl holds, which the server must hold too. Returns the outcome
+ * told, "incomplete" when the server lacks points, "lost" when it refused
+ * otherwise, "abandoned" when it was never reached. */
 static const char *finish(const struct job_ctx *ctx, struct http_client *http, long long run,
-                          const char *outcome, const char *reason)
+                          const char *outcome, const char *reason, long points)
 {
     char path[96], err[512];
     snprintf(path, sizeof path, "/v1/runs/%lld/finish", run);
-    json_t *body = reason ? json_pack("{s:s,s:s}", "outcome", outcome, "reason", reason)
-                          : json_pack("{s:s}", "outcome", outcome);
+    json_t *body = json_pack("{s:s}", "outcome", outcome);
+    if (!body || (reason && json_object_set_new(body, "reason", json_string(reason)) != 0) ||
+        (points >= 0 && json_object_set_new(body, "points", json_integer(points)) != 0)) {
+        json_decref(body);
+        body = NULL;
+    }
     double delay = 0;
     const char *told = "abandoned";
     while (body && !*ctx->stop_now) {
@@ -100,9 +109,11 @@ static const char *finish(const struct job_ctx *ctx, struct http_client *http, l
         if (rc == 0 && res.status == 200) {
             told = outcome;
         } else if (rc == 0 && res.status < 500) {
+            const char *code = json_string_value(
+                json_object_get(json_object_get(res.json, "error"), "code"));
             http_error_text(&res, err, sizeof err);
             runlog_printf("finish (%s) refused: %s", outcome, err);
-            told = "lost";
+            told = code && !strcmp(code, "points_missing") ? "incomplete" : "lost";
         }
         int retry = rc != 0 || res.status >= 500;
         http_response_clear(&res);
@@ -114,6 +125,47 @@ static const char *finish(const struct job_ctx *ctx, struct http_client *http, l
     }
     json_decref(body);
     return told;
+}
+
+/* Sends the run's files from metrics offset `start` to their end, with a
+ * reporter of its own; 0 when all was stored. */
+static int deliver_again(const struct reporter_cfg *base, long start)
+{
+    struct reporter_cfg cfg = *base;
+    struct reporter *rp;
+    char err[512];
+    cfg.metrics_start = start;
+    if (reporter_start(&cfg, &rp, err, sizeof err) != 0) {
+        runlog_printf("%s", err);
+        return -1;
+    }
+    int rc = reporter_drain(rp);
+    reporter_free(rp);
+    return rc;
+}
+
+/* Finishes a run whose reports were all stored. When the server still lacks
+ * points of the run (a delivery record that was wrong, whatever made it so),
+ * metrics.jsonl is sent again from its first line and finish is asked once
+ * more; a run the server still finds incomplete fails, saying so. */
+static const char *finish_delivered(const struct job_ctx *ctx, struct http_client *http,
+                                    const struct reporter_cfg *rc, const char *outcome,
+                                    const char *reason)
+{
+    int success = !strcmp(outcome, "succeeded");
+    long points = success ? tail_count_lines(rc->metrics_path) : -1;
+    const char *told = finish(ctx, http, rc->run, outcome, reason, points);
+    if (strcmp(told, "incomplete"))
+        return told;
+    runlog_printf("sending every point of %s again", rc->metrics_path);
+    if (deliver_again(rc, 0) != 0)
+        return "abandoned";
+    told = finish(ctx, http, rc->run, outcome, reason, points);
+    if (strcmp(told, "incomplete"))
+        return told;
+    return finish(ctx, http, rc->run, "failed",
+                  "the server lacks metric points of the run even after they were all sent again",
+                  -1);
 }
 
 const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t *lease)
@@ -135,7 +187,7 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     if (fio_mkdir_p(logs, err, sizeof err) != 0 || runlog_open(log_path, exp, err, sizeof err)) {
         snprintf(reason, sizeof reason, "worker cannot write its work dir: %s", err);
         runlog_printf("run %lld: %s", run, reason);
-        return finish(ctx, http, run, "failed", reason);
+        return finish(ctx, http, run, "failed", reason, -1);
     }
     double hb = ctx->heartbeat_s;
     if (lease_s > 0 && hb > lease_s / 3)
@@ -156,7 +208,7 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     if (reporter_start(&rc, &j.rp, err, sizeof err) != 0) {
         runlog_printf("run %lld: %s", run, err);
         runlog_close();
-        return finish(ctx, http, run, "failed", err);
+        return finish(ctx, http, run, "failed", err, -1);
     }
     runlog_printf("leased run %lld (attempt %d) of experiment %lld; directory %s", run, attempt, exp,
                   dir);
@@ -183,23 +235,32 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
         else if (r == TRAIN_FAILED)
             snprintf(reason, sizeof reason, "%s", err);
         else
-            outcome = f & REPORT_LOST ? "lost" : f & REPORT_CANCEL ? "cancelled" : "released";
+            outcome = f & REPORT_LOST       ? "lost"
+                      : f & REPORT_REFUSED  ? "failed"
+                      : f & REPORT_CANCEL   ? "cancelled"
+                                            : "released";
     }
     free(text);
-    if (!strcmp(outcome, "failed"))
+    if (!strcmp(outcome, "failed") && reason[0])
         runlog_printf("failed: %s", reason);
     runlog_close();
     int delivered = reporter_drain(j.rp) == 0;
     int flags = reporter_flags(j.rp);
+    if (flags & REPORT_REFUSED) {
+        char why[600];
+        reporter_refusal(j.rp, why, sizeof why);
+        outcome = "failed";
+        snprintf(reason, sizeof reason, "the server refused the run's reports: %s", why);
+    }
     reporter_free(j.rp);
     if (flags & REPORT_LOST)
         return "lost";
     if (!strcmp(outcome, "cancelled") || !strcmp(outcome, "lost"))
         return outcome;
-    if (!delivered)
+    if (!delivered && !(flags & REPORT_REFUSED))
         /* Only a second signal stops delivery. The lines stay on disk and the
          * lease lapses, so whoever resumes the experiment sends them; it must
          * not be marked finished without them. */
         return "abandoned";
-    return finish(ctx, http, run, outcome, reason[0] ? reason : NULL);
+    return finish_delivered(ctx, http, &rc, outcome, reason[0] ? reason : NULL);
 }

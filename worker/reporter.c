@@ -15,7 +15,7 @@
 #include "worker/tail.h"
 
 enum { MAX_POINTS = 5000, MAX_LINES = 1000 };
-enum { SENT_ALL = 1, SEND_LATER = -1, SEND_LOST = -2 };
+enum { SENT_ALL = 1, SEND_LATER = -1, SEND_STOP = -2 };
 
 struct reporter {
     struct reporter_cfg cfg;
@@ -28,6 +28,8 @@ struct reporter {
     int metrics_ready, flags, draining, all_sent;
     int unreachable;  /* reports are waiting for the server */
     double backoff;
+    int max_points, max_lines;  /* per batch: halved while the server finds batches too large */
+    char refusal[512];          /* the server's words when it refused a batch */
 };
 
 static void now_unreachable(struct reporter *rp, const char *why)
@@ -45,7 +47,9 @@ static void now_reachable(struct reporter *rp)
     rp->backoff = 0;
 }
 
-/* POSTs body to /v1/runs/{run}/{what}; returns the status (0: not reached). */
+/* POSTs body to /v1/runs/{run}/{what}; returns the status, or 0 when the
+ * server did not take the request: not reached, the connection cut, 5xx,
+ * 408 or 429. Nothing such an answer concerns was stored. */
 static long post(struct reporter *rp, const char *what, json_t *body, double timeout,
                  struct http_response *res)
 {
@@ -55,7 +59,7 @@ static long post(struct reporter *rp, const char *what, json_t *body, double tim
         now_unreachable(rp, err);
         return 0;
     }
-    if (res->status >= 500) {
+    if (res->status >= 500 || res->status == 408 || res->status == 429) {
         char text[512];
         http_error_text(res, text, sizeof text);
         now_unreachable(rp, text);
@@ -63,6 +67,21 @@ static long post(struct reporter *rp, const char *what, json_t *body, double tim
     }
     now_reachable(rp);
     return res->status;
+}
+
+/* A batch the server answered with a refusal other than a lost lease
+ * (400, 401, 413 for a single line, 422): it would refuse it again. The
+ * points were not stored, so the run cannot succeed: the reporter stops and
+ * the job fails with the server's words. */
+static void refuse(struct reporter *rp, const struct http_response *res, int nm, int nl)
+{
+    char text[400];
+    http_error_text(res, text, sizeof text);
+    runlog_printf("the server refused %d points and %d log lines (%s): stopping", nm, nl, text);
+    pthread_mutex_lock(&rp->mu);
+    snprintf(rp->refusal, sizeof rp->refusal, "%s", text);
+    rp->flags |= REPORT_REFUSED;
+    pthread_mutex_unlock(&rp->mu);
 }
 
 static void lose(struct reporter *rp, const struct http_response *res)
@@ -149,8 +168,8 @@ static int send_pending(struct reporter *rp, int metrics_ready)
         int nm = 0, nl = 0;
         long bm = 0, bl = 0;
         if ((metrics_ready &&
-             tail_read(&rp->metrics, MAX_POINTS, &mbuf, &nm, &bm, err, sizeof err) != 0) ||
-            tail_read(&rp->logs, MAX_LINES, &lbuf, &nl, &bl, err, sizeof err) != 0) {
+             tail_read(&rp->metrics, rp->max_points, &mbuf, &nm, &bm, err, sizeof err) != 0) ||
+            tail_read(&rp->logs, rp->max_lines, &lbuf, &nl, &bl, err, sizeof err) != 0) {
             runlog_printf("reading reports: %s", err);
             free(mbuf);
             return SEND_LATER;
@@ -173,21 +192,25 @@ static int send_pending(struct reporter *rp, int metrics_ready)
         struct http_response res;
         long status = post(rp, "metrics", body, 30, &res);
         json_decref(body);
-        if (status == 409 || status == 404) {
-            lose(rp, &res);
+        if (status == 413 && (rp->max_points > 1 || rp->max_lines > 1)) {
+            /* The server's --max-body is below a whole batch. */
             http_response_clear(&res);
-            return SEND_LOST;
+            rp->max_points = (rp->max_points + 1) / 2;
+            rp->max_lines = (rp->max_lines + 1) / 2;
+            runlog_printf("the server found a report too large: sending at most %d points and "
+                          "%d log lines at a time", rp->max_points, rp->max_lines);
+            continue;
         }
-        if (status && status != 200) {
-            /* A batch the server refuses would refuse again: say so and move on
-             * rather than hold back everything behind it. */
-            char text[512];
-            http_error_text(&res, text, sizeof text);
-            runlog_printf("the server refused %d points and %d log lines: %s", nm, nl, text);
+        /* Only a 200 says the batch is stored: anything else sends it again or stops. */
+        if (status != 200) {
+            if (status == 409 || status == 404)
+                lose(rp, &res);
+            else if (status)
+                refuse(rp, &res, nm, nl);
+            http_response_clear(&res);
+            return status ? SEND_STOP : SEND_LATER;
         }
         http_response_clear(&res);
-        if (!status)
-            return SEND_LATER;
         tail_advance(&rp->metrics, nm, bm);
         tail_advance(&rp->logs, nl, bl);
         if (nm && write_acked(rp->cfg.acked_path, rp->metrics.offset) != 0)
@@ -258,6 +281,8 @@ int reporter_start(const struct reporter_cfg *cfg, struct reporter **out, char *
         return -1;
     }
     rp->cfg = *cfg;
+    rp->max_points = MAX_POINTS;
+    rp->max_lines = MAX_LINES;
     tail_init(&rp->metrics, cfg->metrics_path);
     rp->metrics.offset = cfg->metrics_start;
     tail_init(&rp->logs, cfg->log_path);
@@ -297,10 +322,21 @@ int reporter_flags(struct reporter *rp)
     return f;
 }
 
+void reporter_refusal(struct reporter *rp, char *buf, size_t len)
+{
+    pthread_mutex_lock(&rp->mu);
+    snprintf(buf, len, "%s", rp->refusal);
+    pthread_mutex_unlock(&rp->mu);
+}
+
 int reporter_drain(struct reporter *rp)
 {
     pthread_mutex_lock(&rp->mu);
     rp->draining = 1;
+    /* The trainer is done with metrics.jsonl, whether or not it wrote a
+     * point in this run: a run resumed at its final checkpoint writes none,
+     * yet what earlier runs left unsent must go now. */
+    rp->metrics_ready = 1;
     pthread_cond_signal(&rp->cv);
     pthread_mutex_unlock(&rp->mu);
     pthread_join(rp->thread, NULL);

@@ -1,9 +1,10 @@
 /* The reporter: a thread per run that heartbeats the lease and sends the
  * run's metric points (RUN/metrics.jsonl) and log lines (its run log) to
- * cod-server in batches, straight from the files. When the server cannot be
- * reached, training goes on and the lines wait on disk; they are sent once
- * it answers again. The server keys points by (experiment, name, step,
- * layer) and lines by (run, seq), so a batch sent twice adds nothing. */
+ * cod-server in batches, straight from the files. A batch counts as
+ * delivered only when the server answers 200 (stored); when it cannot be
+ * reached or answers 5xx, training goes on and the lines wait on disk until
+ * it takes them. The server keys points by (experiment, name, step, layer)
+ * and lines by (run, seq), so a batch sent twice adds nothing. */
 #ifndef COD_REPORTER_H
 #define COD_REPORTER_H
 
@@ -25,7 +26,7 @@ struct reporter_cfg {
     volatile const int *stop_now; /* when nonzero, give up sending (lines stay on disk) */
 };
 
-enum { REPORT_CANCEL = 1, REPORT_LOST = 2 };
+enum { REPORT_CANCEL = 1, REPORT_LOST = 2, REPORT_REFUSED = 4 };
 
 struct reporter;
 
@@ -33,10 +34,14 @@ int reporter_start(const struct reporter_cfg *cfg, struct reporter **out, char *
 /* From the training thread after each metric point: the newest step (for
  * heartbeats); the first call also opens the metrics file for reading. */
 void reporter_note_step(struct reporter *rp, long step);
-/* REPORT_CANCEL (the server said cancel) | REPORT_LOST (the lease is gone) */
+/* REPORT_CANCEL (the server said cancel) | REPORT_LOST (the lease is gone) |
+ * REPORT_REFUSED (the server refused a batch for good: see reporter_refusal) */
 int reporter_flags(struct reporter *rp);
-/* Sends what is left in the files and ends the thread. Returns 0 when every
- * line was acknowledged, -1 otherwise (lease lost or cancelled, or stop_now). */
+/* The server's words for the batch it refused. */
+void reporter_refusal(struct reporter *rp, char *buf, size_t len);
+/* Sends what is left in the files (metrics.jsonl too, even when no point
+ * was noted) and ends the thread. Returns 0 when every line was stored, -1
+ * otherwise (lease lost, cancelled, a batch refused, or stop_now). */
 int reporter_drain(struct reporter *rp);
 void reporter_free(struct reporter *rp);
 

@@ -77,3 +77,19 @@ void tail_advance(struct tail *t, int n_lines, long n_bytes)
     t->lines += n_lines;
     t->offset += n_bytes;
 }
+
+long tail_count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : -1;
+    char buf[65536];
+    size_t got;
+    long n = 0;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+        for (char *p = buf; (p = memchr(p, '\n', (size_t)(buf + got - p))); p++)
+            n++;
+    int bad = ferror(f);
+    fclose(f);
+    return bad ? -1 : n;
+}

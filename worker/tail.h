@@ -22,5 +22,8 @@ void tail_init(struct tail *t, const char *path);
 int tail_read(const struct tail *t, int max_lines, char **buf, int *n_lines, long *n_bytes,
               char *err, size_t errlen);
 void tail_advance(struct tail *t, int n_lines, long n_bytes);
+/* How many whole lines the file at path holds: 0 when it is missing, -1
+ * when it cannot be read. */
+long tail_count_lines(const char *path);
 
 #endif

@@ -100,12 +100,13 @@ const char *jstr(const json_t *o, const char *key)
     return s && *s ? s : "-";
 }
 
-int id_arg(const struct cli *c, const char *word, long *id)
+int id_arg(const struct cli *c, const char *word, const char *what, long *id)
 {
     char *end;
     errno = 0;
     *id = strtol(word, &end, 10);
     if (errno || end == word || *end || *id <= 0)
-        return fail(c, EXIT_USAGE, "\"%s\" is not an experiment id", word);
+        return fail(c, EXIT_USAGE, "\"%s\" is not %s %s id", word,
+                    strchr("aeiou", what[0]) ? "an" : "a", what);
     return 0;
 }

@@ -52,9 +52,9 @@ int query_add(const struct cli *c, char *buf, size_t n, const char *key, const c
 /* o's string member key, or "-" when it is missing, null or empty. */
 const char *jstr(const json_t *o, const char *key);
 
-/* Reads a positive experiment id from a word into *id: 0, or EXIT_USAGE
- * after saying it is not one. */
-int id_arg(const struct cli *c, const char *word, long *id);
+/* Reads a positive id of what ("experiment", "worker") from a word into
+ * *id: 0, or EXIT_USAGE after saying it is not one. */
+int id_arg(const struct cli *c, const char *word, const char *what, long *id);
 
 int cmd_submit(struct cli *c, int argc, char **argv);
 int cmd_sweep(struct cli *c, int argc, char **argv);

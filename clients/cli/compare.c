@@ -27,7 +27,7 @@ static int targets(struct cli *c, long sweep, int npos, char **argv, json_t **ou
     if (!sweep) {
         for (int i = 0; i < npos; i++) {
             long id;
-            int rc = id_arg(c, argv[i], &id);
+            int rc = id_arg(c, argv[i], "experiment", &id);
             if (rc)
                 return rc;
             json_array_append_new(*out, json_pack("{s:I}", "id", (json_int_t)id));

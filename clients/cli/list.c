@@ -16,8 +16,13 @@ static const char ls_usage[] =
 static const char show_usage[] = "usage: cod show ID [--json]\n"
                                  "An experiment: state, progress, attempts, worker, latest metrics.\n";
 
-static const char workers_usage[] = "usage: cod workers [--json]\n"
-                                    "Workers: device, capacity, state, heartbeat age, experiments.\n";
+static const char workers_usage[] =
+    "usage: cod workers [--json]\n"
+    "       cod workers rm ID... | prune\n"
+    "Workers: device, capacity, state, heartbeat age, experiments. A state is\n"
+    "idle, busy, offline (it said it stopped) or lost (silent for longer than\n"
+    "a lease). rm removes workers that are offline or lost and hold no run;\n"
+    "prune removes every such worker. Exit 1 if the server refused any.\n";
 
 static const char cancel_usage[] =
     "usage: cod cancel ID... [--json]\n"
@@ -120,6 +125,26 @@ static void field(const char *key, const json_t *v, const char *text)
         printf("  %-10s %s\n", key, text);
 }
 
+/* The server counts lapsed leases ("attempts"); a person asks which attempt
+ * is running, or ended the experiment. */
+static void attempt_text(const json_t *e, char *out, size_t n)
+{
+    long lapsed = (long)json_integer_value(json_object_get(e, "attempts"));
+    long max = (long)json_integer_value(json_object_get(e, "max_attempts"));
+    const char *state = jstr(e, "state");
+    if (!json_is_number(json_object_get(e, "started")))
+        snprintf(out, n, "none yet (%ld allowed)", max);
+    else if (!strcmp(state, "queued"))
+        snprintf(out, n, "%ld of %ld lapsed; the next waits for a worker", lapsed, max);
+    else if (lapsed >= max)
+        snprintf(out, n, "%ld of %ld, each lease lapsed", lapsed, max);
+    else if (lapsed)
+        snprintf(out, n, "%ld of %ld, after %ld lapsed lease%s", lapsed + 1, max, lapsed,
+                 lapsed == 1 ? "" : "s");
+    else
+        snprintf(out, n, "1 of %ld", max);
+}
+
 static int print_experiment(const struct cli *c, const json_t *e)
 {
     char a[64], b[64], line[256];
@@ -140,9 +165,8 @@ static int print_experiment(const struct cli *c, const json_t *e)
              fmt_value(json_object_get(train, "seq_len"), sl, 32),
              fmt_value(json_object_get(train, "batch_seqs"), bs, 32));
     field("train", train, line);
-    snprintf(line, sizeof line, "%s of %s", fmt_value(json_object_get(e, "attempts"), a, 64),
-             fmt_value(json_object_get(e, "max_attempts"), b, 64));
-    field("attempts", json_object_get(e, "attempts"), line);
+    attempt_text(e, line, sizeof line);
+    field("attempt", json_object_get(e, "attempts"), line);
     field("priority", json_object_get(e, "priority"),
           fmt_value(json_object_get(e, "priority"), a, 64));
     snprintf(line, sizeof line, "%s (run %s)", fmt_value(json_object_get(e, "worker"), a, 64),
@@ -191,7 +215,7 @@ int cmd_show(struct cli *c, int argc, char **argv)
     long id;
     const struct opt opts[] = {OPTS_COMMON(c), {0}};
     int rc = cli_args(c, argc, argv, opts, &npos, show_usage, 1, 1);
-    if (rc != ARGS_GO || (rc = id_arg(c, argv[0], &id)))
+    if (rc != ARGS_GO || (rc = id_arg(c, argv[0], "experiment", &id)))
         return rc;
     char path[64];
     snprintf(path, sizeof path, "/v1/experiments/%ld", id);
@@ -231,12 +255,108 @@ static int print_workers(const struct cli *c, const json_t *answer)
     return table_print(c, &t, 0);
 }
 
+/* Checks that every word is an id of what, then calls one() on each: every
+ * id is tried, the first failure decides the exit code. */
+static int each_id(struct cli *c, char **words, int n, const char *what,
+                   int (*one)(struct cli *, long))
+{
+    long id;
+    for (int i = 0; i < n; i++) {
+        int rc = id_arg(c, words[i], what, &id);
+        if (rc)
+            return rc;
+    }
+    int first = EXIT_OK;
+    for (int i = 0; i < n; i++) {
+        id_arg(c, words[i], what, &id);
+        int rc = one(c, id);
+        if (!first)
+            first = rc;
+    }
+    return first;
+}
+
+/* One call that acts on the server; with --json its answer is printed,
+ * else *o is left for the caller to say what was done (NULL otherwise). */
+static int act(struct cli *c, const char *method, const char *path, json_t **o)
+{
+    int rc = api_call(c, method, path, NULL, 0, o);
+    if (!rc && c->json) {
+        rc = print_json(c, *o);
+        json_decref(*o);
+        *o = NULL;
+    }
+    return rc;
+}
+
+/* DELETE /v1/workers/ID; the exit code (the server's refusal printed). */
+static int remove_worker(struct cli *c, long id)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/workers/%ld", id);
+    json_t *o;
+    int rc = act(c, "DELETE", path, &o);
+    if (o)
+        printf("worker %ld removed\n", id);
+    json_decref(o);
+    return rc;
+}
+
+/* Removes every worker the listing shows offline or lost that holds no run. */
+static int prune_workers(struct cli *c)
+{
+    json_t *list, *w;
+    size_t i;
+    int rc = api_call(c, "GET", "/v1/workers", NULL, 0, &list), first = EXIT_OK, n = 0;
+    if (rc)
+        return rc;
+    json_array_foreach(json_object_get(list, "workers"), i, w) {
+        const char *state = jstr(w, "state");
+        if ((strcmp(state, "offline") && strcmp(state, "lost")) ||
+            json_array_size(json_object_get(w, "experiments")))
+            continue;
+        int one = remove_worker(c, (long)json_integer_value(json_object_get(w, "id")));
+        n += !one;
+        if (!first)
+            first = one;
+    }
+    json_decref(list);
+    if (!c->json)
+        printf("%d worker%s removed\n", n, n == 1 ? "" : "s");
+    return first;
+}
+
 int cmd_workers(struct cli *c, int argc, char **argv)
 {
     int npos;
     const struct opt opts[] = {OPTS_COMMON(c), {0}};
-    int rc = cli_args(c, argc, argv, opts, &npos, workers_usage, 0, 0);
-    return rc != ARGS_GO ? rc : get_and_print(c, "/v1/workers", print_workers);
+    int rc = cli_args(c, argc, argv, opts, &npos, workers_usage, 0, -1);
+    if (rc != ARGS_GO)
+        return rc;
+    if (!npos)
+        return get_and_print(c, "/v1/workers", print_workers);
+    if (!strcmp(argv[0], "prune"))
+        return npos == 1 ? prune_workers(c)
+                         : fail(c, EXIT_USAGE, "prune takes no ids (rm ID... removes some)");
+    if (strcmp(argv[0], "rm"))
+        return fail(c, EXIT_USAGE, "unknown workers command \"%s\" (rm ID... or prune)", argv[0]);
+    if (npos == 1)
+        return fail(c, EXIT_USAGE, "rm: which workers? (rm ID...)");
+    return each_id(c, argv + 1, npos - 1, "worker", remove_worker);
+}
+
+static int cancel_one(struct cli *c, long id)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/v1/experiments/%ld/cancel", id);
+    json_t *e;
+    int rc = act(c, "POST", path, &e);
+    if (e && !strcmp(jstr(e, "state"), "cancelled"))
+        printf("experiment %ld cancelled\n", id);
+    else if (e)
+        printf("experiment %ld: cancel requested, it stops at its next heartbeat\n", id);
+    json_decref(e);
+    return rc;
 }
 
 int cmd_cancel(struct cli *c, int argc, char **argv)
@@ -244,29 +364,5 @@ int cmd_cancel(struct cli *c, int argc, char **argv)
     int npos;
     const struct opt opts[] = {OPTS_COMMON(c), {0}};
     int rc = cli_args(c, argc, argv, opts, &npos, cancel_usage, 1, -1);
-    if (rc != ARGS_GO)
-        return rc;
-    long id;
-    for (int i = 0; i < npos; i++)
-        if ((rc = id_arg(c, argv[i], &id)))
-            return rc;
-    /* Every id is tried; the first failure decides the exit code. */
-    int first = EXIT_OK;
-    for (int i = 0; i < npos; i++) {
-        char path[96];
-        id_arg(c, argv[i], &id);
-        snprintf(path, sizeof path, "/v1/experiments/%ld/cancel", id);
-        json_t *e;
-        int one = api_call(c, "POST", path, NULL, 0, &e);
-        if (!one && c->json)
-            one = print_json(c, e);
-        else if (!one && !strcmp(jstr(e, "state"), "cancelled"))
-            printf("experiment %ld cancelled\n", id);
-        else if (!one)
-            printf("experiment %ld: cancel requested, it stops at its next heartbeat\n", id);
-        json_decref(e);
-        if (!first)
-            first = one;
-    }
-    return first;
+    return rc != ARGS_GO ? rc : each_id(c, argv, npos, "experiment", cancel_one);
 }

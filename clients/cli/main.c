@@ -22,7 +22,7 @@ static const char usage[] =
     "  metrics ID [--name N] [--csv|--json]   metric series (or --layers NAME)\n"
     "  compare ID... | --sweep ID             final eval perplexity, per-layer out_var\n"
     "  cancel ID...                           cancel queued or running experiments\n"
-    "  workers                                workers, devices, heartbeats\n"
+    "  workers [rm ID... | prune]             workers, devices, heartbeats; remove gone ones\n"
     "  help [COMMAND]                         this text, or a command's\n"
     "\n"
     "COD_SERVER and COD_TOKEN set --server (default http://127.0.0.1:8470) and\n"

@@ -88,7 +88,7 @@ int cmd_metrics(struct cli *c, int argc, char **argv)
                                {0}};
     int rc = cli_args(c, argc, argv, opts, &npos, metrics_usage, 1, 1);
     long id = 0;
-    if (rc == ARGS_GO && id_arg(c, argv[0], &id))
+    if (rc == ARGS_GO && id_arg(c, argv[0], "experiment", &id))
         rc = EXIT_USAGE;
     else if (rc == ARGS_GO && csv && c->json)
         rc = fail(c, EXIT_USAGE, "--csv or --json, not both");

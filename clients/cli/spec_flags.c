@@ -144,12 +144,17 @@ static int apply(struct cli *c, json_t *spec, const struct spec_flag *f, const c
 int spec_build(struct cli *c, const char *file, const struct strlist *edits, json_t **out)
 {
     json_error_t je;
-    json_t *spec = !file              ? json_object()
-                   : !strcmp(file, "-") ? json_loadf(stdin, JSON_REJECT_DUPLICATES, &je)
-                                        : json_load_file(file, JSON_REJECT_DUPLICATES, &je);
     *out = NULL;
+    int from_stdin = file && !strcmp(file, "-");
+    FILE *f = file && !from_stdin ? fopen(file, "r") : stdin;
+    if (!f)
+        return fail(c, EXIT_USAGE, "cannot read the spec %s: %s", file, strerror(errno));
+    json_t *spec = file ? json_loadf(f, JSON_REJECT_DUPLICATES, &je) : json_object();
+    if (file && !from_stdin)
+        fclose(f);
     if (!spec)
-        return file ? fail(c, EXIT_USAGE, "%s: %s (line %d)", file, je.text, je.line)
+        return file ? fail(c, EXIT_USAGE, "%s, line %d, column %d: %s",
+                           from_stdin ? "stdin" : file, je.line, je.column, je.text)
                     : fail(c, EXIT_USAGE, "out of memory");
     if (!json_is_object(spec)) {
         json_decref(spec);

@@ -93,12 +93,18 @@ static void status_line(struct watch *w, const json_t *e, const json_t *loss, in
     const json_t *latest = json_object_get(e, "latest");
     const char *state = json_string_value(json_object_get(e, "state"));
     double left = eta(w, e);
-    snprintf(out, n, "#%ld %s %s %s %5.1f%% %s/%s loss %s %s ppl %s%s%s", w->id,
+    /* Evaluations are sparse: a perplexity from an earlier step says which. */
+    const json_t *ppl = json_object_get(latest, "eval/ppl");
+    json_int_t ppl_step = json_integer_value(json_object_get(ppl, "step"));
+    char ppl_at[48] = "";
+    if (ppl && ppl_step < json_integer_value(json_object_get(e, "step")))
+        snprintf(ppl_at, sizeof ppl_at, " (at step %lld)", (long long)ppl_step);
+    snprintf(out, n, "#%ld %s %s %s %5.1f%% %s/%s loss %s %s ppl %s%s%s%s", w->id,
              jstr(e, "name"), jstr(e, "state"), bar, 100 * frac,
              fmt_value(json_object_get(e, "step"), a, 64),
              fmt_value(json_object_get(e, "steps"), b, 64),
              fmt_value(json_object_get(json_object_get(latest, "train/loss"), "value"), c, 64),
-             spark, fmt_value(json_object_get(json_object_get(latest, "eval/ppl"), "value"), d, 64),
+             spark, fmt_value(json_object_get(ppl, "value"), d, 64), ppl_at,
              left >= 0 && !finished(state) ? " ETA " : "",
              left >= 0 && !finished(state) ? fmt_duration(left, eta_text, 64) : "");
 }
@@ -139,7 +145,7 @@ int cmd_watch(struct cli *c, int argc, char **argv)
     if (rc != ARGS_GO)
         return rc;
     struct watch w = {.step_first = -1};
-    if ((rc = id_arg(c, argv[0], &w.id)))
+    if ((rc = id_arg(c, argv[0], "experiment", &w.id)))
         return rc;
     int tty = isatty(STDOUT_FILENO);
     char line[1024], shown[1024] = "";
@@ -241,7 +247,7 @@ int cmd_logs(struct cli *c, int argc, char **argv)
     if (rc != ARGS_GO)
         return rc;
     long id;
-    if ((rc = id_arg(c, argv[0], &id)))
+    if ((rc = id_arg(c, argv[0], "experiment", &id)))
         return rc;
     for (;;) {
         /* The state is read before the lines: lines written before the end

@@ -15,7 +15,8 @@ const INT_TICKS = [0, 1, 2, 3, 4, 5, 6, 7].flatMap((k) => [1, 2, 5].map((m) => m
 const state = {
   token: localStorage.getItem('cod.token') || '',
   experiments: [],
-  selected: selectionFromHash(),   // ids, in the order clicked
+  selected: [],                    // ids, in the order clicked
+  chosen: false,                   // the user (or the address) chose them
   focus: null,                     // the experiment shown over steps
   layerStep: null,                 // null: follow the newest step
   layerSteps: [],                  // the steps the slider runs over
@@ -24,14 +25,40 @@ const state = {
   charts: new Map(),               // element id -> {plot, shape}
   authWanted: false,
 };
-state.focus = state.selected.length ? state.selected[state.selected.length - 1] : null;
+viewFromAddress();
 
 class AuthError extends Error {}
 class ServerError extends Error {}
 
-function selectionFromHash() {
-  const m = /sel=([0-9,]+)/.exec(location.hash);
-  return m ? m[1].split(',').filter(Boolean).map(Number) : [];
+// The view lives in the address (#sel=3,4,5&step=200), so that it can be
+// shared: the selection in the order clicked (the last is shown over steps)
+// and the layer step when it is not the newest.
+function viewFromAddress() {
+  const sel = /sel=([0-9,]+)/.exec(location.hash);
+  const step = /step=([0-9]+)/.exec(location.hash);
+  state.selected = sel ? sel[1].split(',').filter(Boolean).map(Number) : [];
+  state.chosen = state.selected.length > 0;
+  state.focus = state.selected.length ? state.selected[state.selected.length - 1] : null;
+  state.layerStep = step ? Number(step[1]) : null;
+}
+
+function viewToAddress() {
+  const parts = [];
+  if (state.selected.length) parts.push('sel=' + state.selected.join(','));
+  if (state.layerStep !== null) parts.push('step=' + state.layerStep);
+  const hash = parts.length ? '#' + parts.join('&') : '';
+  if (location.hash !== hash) history.replaceState(null, '', hash || location.pathname);
+}
+
+// Until the user picks, the view follows what is most likely wanted: the
+// newest sweep and every running experiment (as many as there are colours),
+// else the newest experiment that has begun.
+function defaultSelection() {
+  const newest = state.experiments;  // newest first
+  const sweep = (newest.find((e) => e.sweep) || {}).sweep;
+  let ids = newest.filter((e) => e.state === 'running' || (sweep && e.sweep === sweep)).map((e) => e.id);
+  if (!ids.length) ids = newest.filter((e) => e.step > 0).slice(0, 1).map((e) => e.id);
+  return ids.slice(0, COLORS.length).sort((a, b) => a - b);
 }
 
 function colorOf(id) {
@@ -85,7 +112,9 @@ async function refresh() {
   $('exp-count').textContent = state.experiments.length + ' experiments' +
     (list && list.next_cursor ? ' (the newest 1000)' : '');
   const known = new Set(state.experiments.map((e) => e.id));
-  state.selected = state.selected.filter((id) => known.has(id));
+  state.selected = state.chosen ? state.selected.filter((id) => known.has(id)) : defaultSelection();
+  if (!state.chosen) state.focus = state.selected[state.selected.length - 1] ?? null;
+  viewToAddress();
   renderExperiments();
   renderWorkers(workers ? workers.workers : []);
   await Promise.all([refreshSeries(), refreshSweeps()]);
@@ -170,6 +199,10 @@ function el(tag, attrs, ...children) {
 }
 
 const stateTag = (s) => el('span', { class: 'state ' + s }, s);
+// The attempt that is running or that ended the experiment: the API counts
+// lapsed leases only, which a first-attempt success would show as 0.
+const attempt = (e) => (e.started && e.state !== 'queued' && e.attempts < e.max_attempts
+  ? e.attempts + 1 : e.attempts);
 
 function matchesFilter(e) {
   const st = $('state-filter').value;
@@ -193,7 +226,7 @@ function renderExperiments() {
       el('td', {}, stateTag(e.state), e.cancel_requested && e.state === 'running' ? ' (cancelling)' : ''),
       el('td', {}, el('span', { class: 'progress' }, el('span', { style: `width:${pct}%` })),
         `${e.step ?? 0}/${e.steps}`),
-      el('td', {}, `${e.attempts}/${e.max_attempts}`),
+      el('td', { title: `${e.attempts} lapsed lease(s)` }, `${attempt(e)}/${e.max_attempts}`),
       el('td', {}, e.sweep ?? ''),
       el('td', {}, e.worker ?? ''),
       el('td', { class: 'reason', title: e.reason || '' }, e.reason || ''));
@@ -220,7 +253,8 @@ function toggle(id) {
     state.selected.push(id);
     state.focus = id;
   }
-  history.replaceState(null, '', state.selected.length ? '#sel=' + state.selected.join(',') : '#');
+  state.chosen = true;
+  viewToAddress();
   renderExperiments();
   redraw();
 }
@@ -238,10 +272,17 @@ async function redraw() {
 $('clear-selection').addEventListener('click', () => {
   state.selected = [];
   state.focus = null;
-  history.replaceState(null, '', '#');
+  state.chosen = true;
+  viewToAddress();
   renderExperiments();
   renderCharts();
   renderSweeps();
+});
+// A view pasted into the address bar of an open page.
+window.addEventListener('hashchange', () => {
+  viewFromAddress();
+  renderExperiments();
+  redraw();
 });
 $('filter').addEventListener('input', renderExperiments);
 $('state-filter').addEventListener('change', renderExperiments);
@@ -324,6 +365,16 @@ function join(seriesList) {
   return [xs, ...ys];
 }
 
+// A legend shows the values under the cursor while it is over the chart,
+// else each series' newest point.
+function newestOf(col) {
+  for (let i = col.length - 1; i >= 0; i--) if (col[i] !== null && col[i] !== undefined) return col[i];
+  return null;
+}
+const legendNumber = (v) => (v === null || v === undefined ? '--'
+  : Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4))));
+const legendValue = (u, v, si, idx) => legendNumber(idx == null ? newestOf(u.data[si]) : v);
+
 // On a log axis a value that is not positive has no place: it becomes a gap.
 const positive = (col) => col.map((v) => (typeof v === 'number' && v > 0 ? v : null));
 
@@ -345,6 +396,7 @@ function chart(id, { xLabel, series, data, log, points }) {
   if (log) data = [data[0], ...data.slice(1).map(positive)];
   if (old && old.shape === shape) {
     old.plot.setData(data);
+    if (old.plot.cursor.idx == null) old.plot.setLegend({ idx: null });
     return;
   }
   if (old) old.plot.destroy();
@@ -354,13 +406,15 @@ function chart(id, { xLabel, series, data, log, points }) {
     height: 260,
     scales: { x: { time: false }, y: log ? { distr: 3, log: 10 } : {} },
     axes: [{ label: xLabel, incrs: INT_TICKS }, { size: 60 }],
-    series: [{ label: xLabel }, ...series.map((s) => ({
-      label: s.label, stroke: s.color, width: 1.5, spanGaps: true,
+    series: [{ label: xLabel, value: legendValue }, ...series.map((s) => ({
+      label: s.label, stroke: s.color, width: 1.5, spanGaps: true, value: legendValue,
       points: { show: !!points, size: 6, fill: s.color },
     }))],
     legend: { live: true },
   };
-  state.charts.set(id, { plot: new uPlot(opts, data, box), shape });
+  const plot = new uPlot(opts, data, box);
+  plot.setLegend({ idx: null });
+  state.charts.set(id, { plot, shape });
 }
 
 function label(id) {
@@ -426,6 +480,7 @@ $('layer-step').addEventListener('input', (ev) => {
   const steps = state.layerSteps;
   const i = Number(ev.target.value);
   state.layerStep = i >= steps.length - 1 ? null : steps[i];
+  viewToAddress();
   renderCharts();
 });
 

@@ -24,6 +24,7 @@ const ROWS = Number(env('DASH_ROWS'));             // experiments submitted
 const LAYERS = Number(env('DASH_LAYERS'));         // n_layers of the trained model
 const STEPS = Number(env('DASH_STEPS'));           // train.steps of each experiment
 const PICK = env('DASH_PICK').split(',').map(Number);  // experiments to click, in order
+const FIRST = env('DASH_FIRST').split(',').map(Number); // the first view: the newest sweep and the running ones
 const FILTER = env('DASH_FILTER');                 // "text=rows": a filter and what it leaves
 const CHROMIUM = process.env.CHROMIUM || 'chromium';
 
@@ -152,7 +153,29 @@ async function main() {
   const progress = await evaluate(`[...document.querySelectorAll('${rows}')].map((r) => r.children[6].textContent).sort().join(',')`);
   const want = [`${STEPS / 2}/${STEPS}`, `${STEPS}/${STEPS}`, `${STEPS}/${STEPS}`, `0/${STEPS}`].sort().join(',');
   check('the table shows progress (the running one half way)', progress === want, progress);
-  check('no chart before a selection', await evaluate(`${attr('chart-loss', 'series')} === 0`), await describe('chart-loss'));
+  const attempts = await evaluate(`[...document.querySelectorAll('${rows}')].map((r) => r.children[7].textContent).sort().join(',')`);
+  check('the table shows the attempt: 1 for those begun, 0 for the queued one', attempts === '0/3,1/3,1/3,1/3', attempts);
+
+  // The first view, before any click: something to look at, and its address.
+  const selectedRows = `[...document.querySelectorAll('#experiments tr.selected')].map((r) => Number(r.dataset.id)).sort((a, b) => a - b).join(',')`;
+  check(`the first view selects the newest sweep and the running experiment (${FIRST})`,
+    await waitFor(`${selectedRows} === '${FIRST.join(',')}' && ${attr('chart-loss', 'series')} === ${FIRST.length}`, 8000),
+    (await evaluate(selectedRows)) + ' ' + (await describe('chart-loss')));
+  check('the first view is in the address', await waitFor(`location.hash === '#sel=${FIRST.join(',')}'`, 3000),
+    await evaluate('location.hash'));
+  check('the first view: the step slider is at the newest layer statistics',
+    await waitFor(`document.getElementById('layer-step-label').textContent === 'step ${STEPS} (newest)'`, 3000),
+    await evaluate(`document.getElementById('layer-step-label').textContent`));
+  const legend = (chart) => `[...document.querySelectorAll('#${chart} .u-legend .u-value')].map((v) => v.textContent)`;
+  for (const chart of ['chart-loss', 'chart-ppl', 'chart-outvar']) {
+    const numbers = `${legend(chart)}.length === ${FIRST.length + 1} && ${legend(chart)}.every((t) => t !== '' && !isNaN(Number(t)))`;
+    check(`the first view: the ${chart} legend shows the newest values, not --`,
+      await waitFor(numbers, 5000), JSON.stringify(await evaluate(legend(chart))));
+  }
+  await click('#clear-selection');
+  check('clear selection: no chart, and the address says so', await waitFor(
+    `${attr('chart-loss', 'series')} === 0 && location.hash === '' && /Select experiments/.test(document.getElementById('chart-loss').textContent)`, 3000),
+  await describe('chart-loss'));
 
   const [first, second] = PICK;
   await click(`#experiments tr[data-id="${first}"]`);
@@ -220,6 +243,19 @@ async function main() {
     `document.getElementById('banner').hidden && document.querySelectorAll('${rows}').length === ${ROWS}` +
     ` && ${attr('chart-loss', 'series')} === 2`, 15000),
   await evaluate(`document.getElementById('banner').textContent`));
+
+  // A shared address: the same view in a fresh page.
+  await send('Page.navigate', { url: URL + `#sel=${second},${first}&step=0` });
+  check('an address pasted into an open page shows its view', await waitFor(
+    `${selectedRows} === '${[first, second].sort((a, b) => a - b).join(',')}' && ${attr('chart-loss', 'series')} === 2` +
+    ` && document.getElementById('layer-step-label').textContent === 'step 0'`, 8000),
+  await evaluate(selectedRows));
+  await send('Page.reload');
+  check('a shared address opens on its view: the selection, the focus and the step', await waitFor(
+    `${selectedRows} === '${[first, second].sort((a, b) => a - b).join(',')}' && ${attr('chart-loss', 'series')} === 2` +
+    ` && document.getElementById('layer-step-label').textContent === 'step 0'` +
+    ` && /#${first} /.test(document.getElementById('history-of').textContent)`, 10000),
+  (await evaluate(selectedRows)) + ' ' + (await evaluate(`document.getElementById('layer-step-label').textContent`)));
   check('no JavaScript errors in the page', pageErrors.length === 0, pageErrors.join(' | '));
 }
 

@@ -182,7 +182,9 @@ static void metrics_idempotent_and_finish(void)
     int cancel;
     CHECK(store_heartbeat(st, run, 3, 60, &cancel) == ST_OK && cancel, "heartbeat answers cancel");
     CHECK(!strcmp(state_of(st, id, s, sizeof s), "cancelled"), "cancelled: %s", s);
-    CHECK(store_finish(st, run, "succeeded", NULL) == ST_CONFLICT, "finish after cancel refused");
+    struct points_held held;
+    CHECK(store_finish(st, run, "succeeded", NULL, 0, &held) == ST_CONFLICT,
+          "finish after cancel refused");
     CHECK(store_cancel(st, id) == ST_CONFLICT, "cancel of a finished experiment");
     int64_t id2;
     store_create_experiment(st, &e, NULL, &id2, &rep);
@@ -193,9 +195,54 @@ static void metrics_idempotent_and_finish(void)
     store_lease(st, w, 60, &l);
     run = lease_exp(l, "run");
     json_decref(l);
-    CHECK(store_finish(st, run, "succeeded", NULL) == ST_OK, "finish");
-    CHECK(store_finish(st, run, "succeeded", NULL) == ST_OK, "retried finish");
+    CHECK(store_finish(st, run, "succeeded", NULL, 0, &held) == ST_INCOMPLETE &&
+              !held.final_loss && held.final_step == 100 && held.points == 0,
+          "succeeded refused without the final step's loss");
+    struct metric_point last[2] = {{"train/loss", 99, -1, 2.0, 0}, {"train/loss", 100, -1, 1.0, 0}};
+    CHECK(store_report(st, run, last, 2, NULL, 0) == ST_OK, "report the final steps");
+    CHECK(store_finish(st, run, "succeeded", NULL, 3, &held) == ST_INCOMPLETE && held.final_loss &&
+              held.points == 2,
+          "succeeded refused with fewer points than the worker's files hold");
+    CHECK(!strcmp(state_of(st, id3, s, sizeof s), "running"), "still running: %s", s);
+    CHECK(store_finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "finish");
+    CHECK(store_finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "retried finish");
     CHECK(!strcmp(state_of(st, id3, s, sizeof s), "succeeded"), "succeeded: %s", s);
+    store_close(st);
+}
+
+/* A worker that said it stops leases nothing (a long-poll it left parked
+ * must not claim work); gone workers, and only those, can be removed. */
+static void worker_offline_and_removed(void)
+{
+    struct store *st = open_fresh("w.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    int64_t id, w, w2;
+    int rep, runs;
+    char state[16];
+    json_t *l;
+    store_create_experiment(st, &e, NULL, &id, &rep);
+    store_register_worker(st, "w", "cpu", 1, &w);
+    store_register_worker(st, "w2", "cpu", 1, &w2);
+    CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_CONFLICT &&
+              !strcmp(state, "idle"),
+          "an idle worker is not removed: %s", state);
+    CHECK(store_worker_offline(st, w) == ST_OK, "offline");
+    CHECK(store_lease(st, w, 60, &l) == ST_NOTFOUND && !l, "an offline worker leases nothing");
+    CHECK(store_lease(st, w2, 60, &l) == ST_OK && lease_exp(l, "experiment") == id,
+          "the experiment went to the other worker");
+    json_decref(l);
+    CHECK(store_worker_offline(st, w2) == ST_OK, "w2 offline while it holds a run");
+    CHECK(store_remove_worker(st, w2, 60, state, sizeof state, &runs) == ST_CONFLICT && runs == 1,
+          "a worker whose run has not lapsed is not removed");
+    CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_OK, "removed");
+    CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_NOTFOUND,
+          "removed once");
+    CHECK(store_worker_offline(st, w) == ST_NOTFOUND, "a removed worker is unknown");
+    json_t *list;
+    CHECK(store_workers(st, 60, &list) == ST_OK &&
+              json_array_size(json_object_get(list, "workers")) == 1,
+          "a removed worker is not listed");
+    json_decref(list);
     store_close(st);
 }
 
@@ -256,6 +303,7 @@ int main(void)
     RUN(idempotency_key);
     RUN(lapse_requeues_then_fails);
     RUN(metrics_idempotent_and_finish);
+    RUN(worker_offline_and_removed);
     RUN(never_leased_twice);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
