@@ -10,6 +10,8 @@
 #  4. cod-worker: submission to first update, tokens/s against cod-train
 #     (bench_worker.sh).
 #  5. (last) cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server).
+#  6. where a GPU answers (nvidia-smi -L): the GPU trainer against PyTorch
+#     (bench/gpu/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -69,3 +71,9 @@ for _ in $(seq 100); do [ -s "$sd/port" ] && break; sleep 0.05; done
 build/bench/bench_server "$(cat "$sd/port")" "$sd/spec.json" 10 | tee "$out/server.txt"
 kill -TERM "$spid"; wait "$spid" || true
 rm -rf "$sd"
+
+if nvidia-smi -L >/dev/null 2>&1; then
+    echo
+    echo "== the GPU trainer against PyTorch (bench/gpu/run.sh) =="
+    bench/gpu/run.sh | tee "$out/gpu.txt"
+fi

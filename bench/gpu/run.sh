@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# GPU training throughput: cod's CUDA backend against plain PyTorch (bf16
-# autocast, SDPA, fused AdamW; eager and torch.compile) on the same GPU in
-# the same run, for llama-71m, -130m, -350m and -1b at seq 256, vocab
-# 32000, each with the largest micro-batch that fits. Prints tokens/s, MFU
-# and peak device memory per implementation, and cod's tokens/s over each
-# PyTorch mode. MFU is against the dense bf16 peak: 989 TFLOP/s (H100 SXM,
-# H200) unless PEAK_TFLOPS says otherwise (H100 PCIe: 756, A100: 312).
-# Targets (issue 6): MFU ≥ 45% at llama-130m, ≥ 55% at llama-1b, ≥ 1.2×
-# torch.compile. Needs a GPU, the CUDA toolkit, and python3 with torch.
-# usage: [IMPLS="cod torch-eager torch-compile"] [STEPS=10] bench/gpu/run.sh [preset...]
+# GPU training throughput: cod's CUDA backend against the same model in
+# PyTorch (bench/gpu/torch_ref.py: bf16 autocast, SDPA, multi-tensor AdamW;
+# eager and torch.compile) on the same GPU in the same run, for llama-71m,
+# -130m, -350m and -1b at seq 256, vocab 32000, one micro-batch per preset
+# for every implementation. First the GPU's own ceilings at those shapes
+# (bench/gpu/ceilings.py). Prints tokens/s, MFU and peak device memory per
+# implementation, and cod's tokens/s over each PyTorch mode. MFU is against
+# the dense bf16 peak: 989 TFLOP/s (H100 SXM, H200) unless PEAK_TFLOPS says
+# otherwise (H100 PCIe: 756, A100: 312). Targets (issue 12): MFU ≥ 45% at
+# llama-130m, ≥ 55% at llama-1b, ≥ 1.2× torch.compile, peak memory ≤
+# PyTorch's. Runs from the bundle on a bare GPU machine (tests/gpu/README.md)
+# or builds here; needs python3 with torch.
+# usage: [IMPLS="cod torch-eager torch-compile"] [STEPS=10] [CEILINGS=0]
+#        bench/gpu/run.sh [preset...]
 set -u
 cd "$(dirname "$0")/../.."
 peak=${PEAK_TFLOPS:-989}
