@@ -4,7 +4,7 @@
 # `scripts/deps.sh test` adds what only the tests need (Chromium for the
 # dashboard test).
 set -euo pipefail
-pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
+pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
 [ "${1:-}" = test ] && pkgs+=(chromium systemd)
 missing=()
 for p in "${pkgs[@]}"; do

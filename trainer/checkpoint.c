@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
 #include "trainer/safetensors.h"
 
 #define ST_REAL (sizeof(real) == 4 ? ST_F32 : ST_F64)

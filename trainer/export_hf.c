@@ -6,7 +6,8 @@
 
 #include <jansson.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
+#include "trainer/block.h"
 #include "trainer/safetensors.h"
 
 int export_hf_supported(const struct job_spec *s, char *err, size_t errlen)

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "kernels/ops.h"
-#include "trainer/variant.h"
+#include "trainer/block.h"
 
 struct model_config {
     int dim, n_layers, n_heads, ffn_dim, vocab;

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
 
 /* Tensor bytes are written and read as they lie in memory, and the format
  * is little-endian. */

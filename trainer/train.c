@@ -11,7 +11,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
 #include "trainer/eval.h"
-#include "trainer/fileio.h"
+#include "common/fileio.h"
 #include "trainer/metrics_log.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"

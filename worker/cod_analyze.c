@@ -19,10 +19,10 @@
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
 #include "trainer/export_hf.h"
-#include "trainer/fileio.h"
+#include "common/fileio.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
-#include "trainer/spec.h"
+#include "spec/spec.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 

@@ -10,11 +10,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/fileio.h"
 #include "kernels/ops.h"
+#include "spec/spec.h"
 #include "trainer/checkpoint.h"
+#include "trainer/data_check.h"
 #include "trainer/default_spec.h"
-#include "trainer/fileio.h"
-#include "trainer/spec.h"
 #include "trainer/train.h"
 #include "worker/device.h"
 

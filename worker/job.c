@@ -7,13 +7,14 @@
 #include <unistd.h>
 
 #include "trainer/checkpoint.h"
-#include "trainer/fileio.h"
-#include "trainer/spec.h"
+#include "common/fileio.h"
+#include "spec/spec.h"
 #include "trainer/train.h"
 #include "worker/backoff.h"
 #include "worker/reporter.h"
 #include "worker/runlog.h"
 #include "worker/tail.h"
+#include "trainer/data_check.h"
 
 struct job {
     const struct job_ctx *ctx;

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "clients/http_client.h"
+#include "common/http_client.h"
 #include "worker/backoff.h"
 #include "worker/runlog.h"
 #include "worker/tail.h"

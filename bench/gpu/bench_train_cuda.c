@@ -18,7 +18,7 @@
 #include "kernels/cuda/ops_cuda.h"
 #include "trainer/model.h"
 #include "trainer/rng.h"
-#include "trainer/spec.h"
+#include "spec/spec.h"
 
 enum { SEQ = 256, VOCAB = 32000 };
 

@@ -24,7 +24,7 @@
 #include "tests/gpu/gpu.h"
 #include "trainer/model.h"
 #include "trainer/rng.h"
-#include "trainer/spec.h"
+#include "spec/spec.h"
 
 enum { B = 2, T = 64, VOCAB = 4096 };
 static const double U = 1.0 / 256;

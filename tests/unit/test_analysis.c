@@ -13,7 +13,7 @@
 #include "trainer/export_hf.h"
 #include "trainer/model.h"
 #include "trainer/safetensors.h"
-#include "trainer/spec.h"
+#include "spec/spec.h"
 
 static int parse(const char *norm, struct job_spec *s)
 {

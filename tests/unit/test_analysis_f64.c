@@ -14,7 +14,7 @@
 #include "trainer/model.h"
 #include "trainer/prune.h"
 #include "trainer/rng.h"
-#include "trainer/shard.h"
+#include "common/shard.h"
 
 enum { D = 16, H = 2, F = 24, V = 11, T = 8, B = 2, SEQS = 5 };
 

@@ -13,7 +13,7 @@
 #include "prep/prep_run.h"
 #include "prep/tokenizer.h"
 #include "tests/check.h"
-#include "trainer/shard.h"
+#include "common/shard.h"
 
 static char root[] = "/tmp/cod-test-prep-XXXXXX";
 

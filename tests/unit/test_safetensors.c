@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #include "tests/check.h"
-#include "trainer/fileio.h"
+#include "common/fileio.h"
 #include "trainer/safetensors.h"
 
 static char dir[64];

@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/shard.h"
+#include "spec/spec.h"
 #include "tests/check.h"
-#include "trainer/shard.h"
-#include "trainer/spec.h"
+#include "trainer/data_check.h"
 
 static int parse(const char *text, struct job_spec *s, struct spec_error *e)
 {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
 #include "prep/tokenizer.h"
 #include "tests/check.h"
 

@@ -7,6 +7,7 @@
 #define COD_FILEIO_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -16,10 +17,18 @@ int fio_fsync_path(const char *path);
 /* Makes a rename of PATH durable: fsyncs the directory that holds it. */
 int fio_fsync_dir_of(const char *path);
 int fio_mkdir_p(const char *path, char *err, size_t errlen);
+/* Opens PATH read-only and stats it: the descriptor, or -1 with
+ * err = "PATH: reason". */
+int fio_open_stat(const char *path, struct stat *st, char *err, size_t errlen);
 /* On success *data is malloc'ed with a NUL after the last byte (text parsers
  * may stop on it) and *len is the byte count; returns 0. On failure -1 with
  * err = "PATH: reason" and *data = NULL. */
 int fio_read_file(const char *path, unsigned char **data, size_t *len, char *err, size_t errlen);
+
+/* Writes len bytes of text to PATH as a temporary file (PATH.tmp) that is
+ * fsynced and renamed into place, then fsyncs the directory: readers see
+ * the old file or the whole new one, and a 0 means it is on disk. */
+int fio_write_text(const char *path, const char *text, size_t len, char *err, size_t errlen);
 
 /* Writes j (the reference is stolen; indented, keys sorted) to DIR/NAME,
  * creating DIR, as a temporary file fsynced and renamed into place. A NULL
