@@ -92,12 +92,22 @@ bin/cod-server: build/rel/daemon/main.o $(REL_SERVER)
 	@mkdir -p bin
 	$(CC) $(filter-out -fopenmp,$(REL)) -o $@ $^ $(SERVER_LIBS)
 
+# A file as the lines of a C string literal, for a source to include.
+CSTRING = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
+
 # schema/*.sql (schema.sql, then one file per later migration) is the one
 # definition of the schema; migrate.c includes each as a C string.
 build/gen/%_sql.inc: schema/%.sql
 	@mkdir -p $(dir $@)
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	$(CSTRING) $< > $@
 build/rel/schema/migrate.o build/san/schema/migrate.o: $(patsubst schema/%.sql,build/gen/%_sql.inc,$(wildcard schema/*.sql))
+
+# api/openapi.json, the API's description, is served at /openapi.json from
+# the string api/openapi.c includes.
+build/gen/openapi_json.inc: api/openapi.json
+	@mkdir -p $(dir $@)
+	$(CSTRING) $< > $@
+build/rel/api/openapi.o build/san/api/openapi.o: build/gen/openapi_json.inc
 
 # The dashboard (clients/web/) is compiled into cod-server: api/static.c
 # includes every file there as a byte array, so the binary needs no install path.

@@ -1,4 +1,4 @@
-/* cod-server: the coordinator (DESIGN.md §1). Opens the store, serves the
+/* cod-server: the coordinator (ARCHITECTURE.md). Opens the store, serves the
  * HTTP API, runs the reaper, and stops cleanly on SIGTERM: no new
  * connections, in-flight requests finish, the database is closed. */
 #include <pthread.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/routes.h"
 #include "api/server.h"
 #include "daemon/config.h"
 #include "daemon/dblock.h"
@@ -38,8 +39,11 @@ int main(int argc, char **argv)
         return 2;
     }
     int check_only = 0;
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         check_only |= !strcmp(argv[i], "--check-db");
+        if (!strcmp(argv[i], "--routes"))
+            return route_print(stdout) == 0 ? 0 : 1;
+    }
     if (shutdown_setup() != 0) {
         fprintf(stderr, "cod-server: cannot set up signals\n");
         return 1;
