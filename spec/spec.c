@@ -8,8 +8,8 @@
 #include "common/device_name.h"
 #include "spec/fields.h"
 
-/* Model presets (DESIGN.md §3) and, for the sizes the paper trained, its
- * recipe (PAPER.md §4). lr 0 marks a preset without a recipe. */
+/* Model presets and, for the sizes the paper trained, its recipe
+ * (docs/spec.md). lr 0 marks a preset without a recipe. */
 struct model_preset {
     const char *name;
     int dim, ffn_dim, n_heads, n_layers;

@@ -43,7 +43,7 @@ int export_hf_supported(const struct job_spec *s, char *err, size_t errlen)
     return 0;
 }
 
-/* The config transformers needs to rebuild cod's LLaMA (PAPER.md §2). */
+/* The config transformers needs to rebuild cod's LLaMA (docs/variants.md). */
 static json_t *config_json(const struct job_spec *s)
 {
     const struct model_shape *m = &s->model;
@@ -61,7 +61,7 @@ static json_t *config_json(const struct job_spec *s)
 
 /* The tensors LlamaForCausalLM holds, in cod's shapes: HF stores a Linear
  * as [out, in], as cod does. RoPE needs no q/k permutation: cod's is the
- * non-interleaved rotate_half of HF's LLaMA (PAPER.md §2), not Meta's
+ * non-interleaved rotate_half of HF's LLaMA (docs/variants.md), not Meta's
  * interleaved original. */
 static int list_tensors(const struct job_spec *s, struct st_tensor *t)
 {
