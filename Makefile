@@ -80,7 +80,7 @@ bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(CUDA_OB
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
 
-bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC))
+bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC) common/path.c)
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ -ljansson -lm $(CLIENT_LIBS)
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/path.h"
 #include "spec/data.h"
 
 static void set_err(struct spec_error *err, const char *field, const char *fmt, const char *arg)
@@ -66,7 +67,8 @@ void submissions_free(struct submission *s, int n)
 static int set_path(json_t *obj, const char *path, json_t *value)
 {
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
+    if (path_copy(buf, sizeof buf, path, NULL, 0) != 0)
+        return -1;  /* a longer key is no field of the spec */
     char *key = buf, *dot;
     while ((dot = strchr(key, '.'))) {
         *dot = 0;

@@ -131,7 +131,8 @@ int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_b
         return -1;
     }
     char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if (path_fmt(tmp, sizeof(tmp), err, errlen, "%s.tmp", path) != 0)
+        return -1;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));

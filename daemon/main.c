@@ -9,6 +9,7 @@
 
 #include "api/routes.h"
 #include "api/server.h"
+#include "common/path.h"
 #include "daemon/config.h"
 #include "daemon/dblock.h"
 #include "daemon/notify.h"
@@ -18,7 +19,8 @@
 static int write_port_file(const char *path, int port)
 {
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (path_fmt(tmp, sizeof tmp, NULL, 0, "%s.tmp", path) != 0)
+        return -1;
     FILE *f = fopen(tmp, "w");
     if (!f)
         return -1;

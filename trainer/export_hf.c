@@ -7,6 +7,7 @@
 #include <jansson.h>
 
 #include "common/fileio.h"
+#include "common/path.h"
 #include "trainer/block.h"
 #include "trainer/safetensors.h"
 
@@ -99,9 +100,9 @@ int export_hf(const char *ckpt_dir, const struct job_spec *s, const char *out_di
     if (export_hf_supported(s, err, errlen))
         return -1;
     char path[4400];
-    snprintf(path, sizeof(path), "%s/model.safetensors", ckpt_dir);
     struct st_file in;
-    if (st_read(path, &in, err, errlen))
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/model.safetensors", ckpt_dir) ||
+        st_read(path, &in, err, errlen))
         return -1;
     int max_tensors = 3 + 9 * s->model.n_layers;
     struct st_tensor *t = calloc((size_t)max_tensors, sizeof(*t));
@@ -128,9 +129,9 @@ int export_hf(const char *ckpt_dir, const struct job_spec *s, const char *out_di
     }
     if (fio_mkdir_p(out_dir, err, errlen))
         goto out;
-    snprintf(path, sizeof(path), "%s/model.safetensors", out_dir);
     const char *meta[] = {"format", "pt", "producer", "cod"};
-    if (st_write(path, t, n, meta, 2, err, errlen))
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/model.safetensors", out_dir) ||
+        st_write(path, t, n, meta, 2, err, errlen))
         goto out;
     if (fio_write_json(config_json(s), out_dir, "config.json", err, errlen))
         goto out;

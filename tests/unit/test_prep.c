@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/shard.h"
 #include "prep/prep_run.h"
 #include "prep/tokenizer.h"
 #include "tests/check.h"
-#include "common/shard.h"
 
 static char root[] = "/tmp/cod-test-prep-XXXXXX";
 
