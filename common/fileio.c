@@ -148,33 +148,57 @@ int fio_read_file(const char *path, unsigned char **data, size_t *len, char *err
     return 0;
 }
 
-int fio_write_text(const char *path, const char *text, size_t len, char *err, size_t errlen)
+int fio_temp_open(struct fio_temp *t, const char *path, char *err, size_t errlen)
 {
-    char tmp[4500];
-    if (path_fmt(tmp, sizeof(tmp), err, errlen, "%s.tmp", path) != 0)
+    t->fd = -1;
+    if (path_copy(t->path, sizeof(t->path), path, err, errlen) ||
+        path_fmt(t->tmp, sizeof(t->tmp), err, errlen, "%s.tmp", path))
         return -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+    t->fd = open(t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (t->fd < 0) {
+        snprintf(err, errlen, "%s: %s", t->tmp, strerror(errno));
         return -1;
     }
-    int rc = fio_write_all(fd, text, len);
-    if (rc == 0)
-        rc = fsync(fd);
+    return 0;
+}
+
+void fio_temp_abort(struct fio_temp *t)
+{
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+    unlink(t->tmp);
+}
+
+int fio_temp_commit(struct fio_temp *t, int rc, char *err, size_t errlen)
+{
     int saved = errno;
-    if (close(fd) != 0 && rc == 0) {
+    if (rc == 0 && fsync(t->fd) != 0) {
         rc = -1;
         saved = errno;
     }
-    if (rc == 0 && (rename(tmp, path) != 0 || fio_fsync_dir_of(path) != 0)) {
+    if (close(t->fd) != 0 && rc == 0) {
+        rc = -1;
+        saved = errno;
+    }
+    t->fd = -1;
+    if (rc == 0 && (rename(t->tmp, t->path) != 0 || fio_fsync_dir_of(t->path) != 0)) {
         rc = -1;
         saved = errno;
     }
     if (rc != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(saved));
-        unlink(tmp);
+        snprintf(err, errlen, "%s: cannot write: %s", t->path, strerror(saved));
+        unlink(t->tmp);
     }
     return rc;
+}
+
+int fio_write_text(const char *path, const char *text, size_t len, char *err, size_t errlen)
+{
+    struct fio_temp t;
+    if (fio_temp_open(&t, path, err, errlen) != 0)
+        return -1;
+    return fio_temp_commit(&t, fio_write_all(t.fd, text, len), err, errlen);
 }
 
 int fio_write_json(json_t *j, const char *dir, const char *name, char *err, size_t errlen)

@@ -130,20 +130,15 @@ int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_b
         snprintf(err, errlen, "%s: token count %lld does not fit a shard header", path, (long long)n);
         return -1;
     }
-    char tmp[4200];
-    if (path_fmt(tmp, sizeof(tmp), err, errlen, "%s.tmp", path) != 0)
+    struct fio_temp out;
+    if (fio_temp_open(&out, path, err, errlen) != 0)
         return -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return -1;
-    }
     unsigned char header[SHARD_HEADER_BYTES] = {0};
     uint32_t head[3] = {token_bytes == 2 ? SHARD_MAGIC_U16 : SHARD_MAGIC_U32, SHARD_VERSION, (uint32_t)n};
     for (int i = 0; i < 3; i++)
         for (int b = 0; b < 4; b++)
             header[i * 4 + b] = (unsigned char)(head[i] >> (8 * b));
-    int rc = fio_write_all(fd, header, sizeof(header));
+    int rc = fio_write_all(out.fd, header, sizeof(header));
     enum { CHUNK = 1 << 16 };
     unsigned char *buf = malloc((size_t)CHUNK * 4);
     if (!buf)
@@ -156,30 +151,16 @@ int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_b
                 snprintf(err, errlen, "%s: token %u at %lld does not fit 16 bits", path, t,
                          (long long)(i + j));
                 free(buf);
-                close(fd);
-                unlink(tmp);
+                fio_temp_abort(&out);
                 return -1;
             }
             for (int b = 0; b < token_bytes; b++)
                 buf[j * token_bytes + b] = (unsigned char)(t >> (8 * b));
         }
-        rc = fio_write_all(fd, buf, (size_t)m * (size_t)token_bytes);
+        rc = fio_write_all(out.fd, buf, (size_t)m * (size_t)token_bytes);
     }
     free(buf);
-    if (rc == 0)
-        rc = fsync(fd);
-    if (close(fd) != 0)
-        rc = -1;
-    if (rc == 0)
-        rc = rename(tmp, path);
-    if (rc == 0)
-        rc = fio_fsync_dir_of(path);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return fio_temp_commit(&out, rc, err, errlen);
 }
 
 int shard_glob(const char *pattern, char ***paths, int *n, char *err, size_t errlen)

@@ -9,25 +9,12 @@
 
 #include "api/routes.h"
 #include "api/server.h"
-#include "common/path.h"
+#include "common/fileio.h"
 #include "daemon/config.h"
 #include "daemon/dblock.h"
 #include "daemon/notify.h"
 #include "daemon/reaper.h"
 #include "daemon/shutdown.h"
-
-static int write_port_file(const char *path, int port)
-{
-    char tmp[1100];
-    if (path_fmt(tmp, sizeof tmp, NULL, 0, "%s.tmp", path) != 0)
-        return -1;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int ok = fprintf(f, "%d\n", port) > 0;
-    ok &= fclose(f) == 0;
-    return ok && rename(tmp, path) == 0 ? 0 : -1;
-}
 
 int main(int argc, char **argv)
 {
@@ -106,8 +93,12 @@ int main(int argc, char **argv)
         rc = 1;
         goto stop;
     }
-    if (cfg.port_file[0] && write_port_file(cfg.port_file, port) != 0) {
-        fprintf(stderr, "cod-server: cannot write %s\n", cfg.port_file);
+    /* Whole or absent: a script waiting for the file never reads half a number. */
+    char port_text[16];
+    int port_len = snprintf(port_text, sizeof port_text, "%d\n", port);
+    if (cfg.port_file[0] &&
+        fio_write_text(cfg.port_file, port_text, (size_t)port_len, err, sizeof err) != 0) {
+        fprintf(stderr, "cod-server: %s\n", err);
         rc = 1;
         goto stop;
     }
