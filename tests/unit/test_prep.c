@@ -1,4 +1,4 @@
-/* cod-prep's pipeline (prep/prep_run.c): shards that trainer/shard.h reads
+/* cod-prep's pipeline (prep/prep_run.c): shards that common/shard.h reads
  * back with the right header and tokens, shard cutting, the validation
  * split, meta.json, and failures that leave no shard under a final name. */
 #include <dirent.h>
