@@ -10,17 +10,23 @@ WARN     = -Wall -Wextra -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -I. -fopenmp -fno-math-errno -MMD -MP
 REL      = $(BASE) -O3 $(ARCH) -g
 SAN      = $(BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-LIBS     = -lopenblas -ljansson -lpcre2-8 -lm -fopenmp -lpthread
 
 MAINS    = worker/cod_train.c worker/cod_analyze.c worker/cod_worker.c prep/cod_prep.c daemon/main.c
+# What several programs share (ARCHITECTURE.md): file formats and durable
+# I/O (common/), and the job spec with its cheap data checks (spec/).
+COMMON_SRC = $(filter-out $(CLIENT_SRC),$(wildcard common/*.c))
+SPEC_SRC   = $(wildcard spec/*.c)
 CORE_SRC = $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
 PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
-LIB_SRC  = $(CORE_SRC) $(PREP_SRC)
+LIB_SRC  = $(COMMON_SRC) $(SPEC_SRC) $(CORE_SRC) $(PREP_SRC)
+LIB_LIBS = -lopenblas -ljansson -lpcre2-8 -lcrypto -lm -fopenmp -lpthread
 # cod-server's own code: linked into bin/cod-server and the store tests only.
+# The server never computes: it links the spec and common/ and nothing of
+# the trainer, the kernels or the tokenizers (no OpenBLAS, no OpenMP).
 SERVER_SRC  = $(wildcard schema/*.c api/*.c) $(filter-out $(MAINS),$(wildcard daemon/*.c))
-SERVER_LIBS = -lmicrohttpd -lsqlite3
+SERVER_LIBS = -ljansson -lmicrohttpd -lsqlite3 -lm -lpthread
 # The HTTP client (libcurl) that cod-worker and the cod CLI share.
-CLIENT_SRC  = clients/http_client.c
+CLIENT_SRC  = common/http_client.c
 CLIENT_LIBS = -lcurl
 # cod-worker's own code: lease loop, heartbeat, report spool.
 WORKER_SRC  = $(filter-out $(MAINS),$(wildcard worker/*.c))
@@ -32,7 +38,7 @@ obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 REL_LIB   = $(call obj,rel,$(LIB_SRC))
 SAN_LIB   = $(call obj,san,$(LIB_SRC))
 SAN64_LIB = $(call obj,san64,$(LIB_SRC))
-REL_SERVER = $(call obj,rel,$(SERVER_SRC))
+REL_SERVER = $(call obj,rel,$(SERVER_SRC) $(SPEC_SRC) $(COMMON_SRC))
 SAN_SERVER = $(call obj,san,$(SERVER_SRC))
 REL_WORKER = $(call obj,rel,$(WORKER_SRC) $(CLIENT_SRC))
 SAN_WORKER = $(call obj,san,$(WORKER_SRC) $(CLIENT_SRC))
@@ -64,34 +70,44 @@ all: $(PROGRAMS) $(CUDA_OBJ)
 
 bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
 bin/cod-analyze: build/rel/worker/cod_analyze.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
 bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
 
-bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC))
+bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC) common/path.c)
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ -ljansson -lm $(CLIENT_LIBS)
 
 bin/cod-prep: build/rel/prep/cod_prep.o $(REL_LIB)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIBS)
+	$(CC) $(REL) -o $@ $^ $(LIB_LIBS)
 
-bin/cod-server: build/rel/daemon/main.o $(REL_SERVER) $(REL_LIB)
+bin/cod-server: build/rel/daemon/main.o $(REL_SERVER)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIBS) $(SERVER_LIBS)
+	$(CC) $(filter-out -fopenmp,$(REL)) -o $@ $^ $(SERVER_LIBS)
+
+# A file as the lines of a C string literal, for a source to include.
+CSTRING = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
 
 # schema/*.sql (schema.sql, then one file per later migration) is the one
 # definition of the schema; migrate.c includes each as a C string.
 build/gen/%_sql.inc: schema/%.sql
 	@mkdir -p $(dir $@)
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	$(CSTRING) $< > $@
 build/rel/schema/migrate.o build/san/schema/migrate.o: $(patsubst schema/%.sql,build/gen/%_sql.inc,$(wildcard schema/*.sql))
+
+# api/openapi.json, the API's description, is served at /openapi.json from
+# the string api/openapi.c includes.
+build/gen/openapi_json.inc: api/openapi.json
+	@mkdir -p $(dir $@)
+	$(CSTRING) $< > $@
+build/rel/api/openapi.o build/san/api/openapi.o: build/gen/openapi_json.inc
 
 # The dashboard (clients/web/) is compiled into cod-server: api/static.c
 # includes every file there as a byte array, so the binary needs no install path.
@@ -117,32 +133,32 @@ build/san64/%.o: %.c
 # against the double build of the kernels and the trainer.
 build/tests/%_f64: build/san64/tests/unit/%_f64.o $(SAN64_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -o $@ $^ $(LIBS)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
 
 # The store and server tests link the server's objects (static pattern: wins over the rule below).
 SERVER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_store*.c tests/unit/test_server*.c))
 $(SERVER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_SERVER) $(SAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -o $@ $^ $(LIBS) $(SERVER_LIBS)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(SERVER_LIBS)
 
 # The worker tests link the worker's objects and libcurl.
 WORKER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_worker*.c))
 $(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -o $@ $^ $(LIBS) $(CLIENT_LIBS)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS)
 
 # cod-worker built with the sanitizers, for tests/worker_sanitized.sh.
 build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -o $@ $^ $(LIBS) $(CLIENT_LIBS)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS)
 
 build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -o $@ $^ $(LIBS)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
 
 build/bench/%: build/rel/bench/%.o $(REL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) -o $@ $^ $(LIBS)
+	$(CC) $(REL) -o $@ $^ $(LIB_LIBS)
 
 build/cuda/%.o: %.cu
 	@mkdir -p $(dir $@)
@@ -151,11 +167,11 @@ build/cuda/%.o: %.cu
 
 build/gpu/%: build/rel/tests/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
 build/gpu/bench_train_cuda: build/rel/bench/gpu/bench_train_cuda.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) -o $@ $^ $(LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
 gpu-tests: $(GPU_TESTS)
 

@@ -1,4 +1,4 @@
-/* Bearer tokens: clients hold one, workers another (DESIGN.md §6, §9). */
+/* Bearer tokens: clients hold one, workers another (docs/api.md). */
 #ifndef COD_AUTH_H
 #define COD_AUTH_H
 

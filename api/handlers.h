@@ -1,4 +1,4 @@
-/* The endpoints of DESIGN.md §6. Each answers one matched route; id is the
+/* The endpoints (api/openapi.json). Each answers one matched route; id is the
  * numeric path segment where the route has one. */
 #ifndef COD_HANDLERS_H
 #define COD_HANDLERS_H

@@ -3,13 +3,17 @@
 
 #include <string.h>
 
+#include "api/openapi.h"
 #include "api/static.h"
 
-/* The dashboard's page and files need no token: they hold no data, and the
- * page asks the user for one when the API answers 401. */
+/* The dashboard's page and files, and the API's description, need no
+ * token: they hold no data, and the page asks the user for one when the API
+ * answers 401. api/openapi.json describes every route here
+ * (tests/openapi.sh checks that it does). */
 static const struct route routes[] = {
     {"GET", "/", h_dashboard, AUTH_NONE, "GET"},
     {"GET", "/static/*", h_static, AUTH_NONE, "GET"},
+    {"GET", "/openapi.json", h_openapi, AUTH_NONE, "GET"},
     {"GET", "/healthz", h_healthz, AUTH_NONE, "GET"},
     {"GET", "/readyz", h_readyz, AUTH_CLIENT, "GET"},
     {"GET", "/metrics", h_prometheus, AUTH_CLIENT, "GET"},
@@ -77,4 +81,13 @@ const struct route *route_match(const char *method, const char *path, int64_t *i
             return &routes[i];
     }
     return NULL;
+}
+
+int route_print(FILE *f)
+{
+    static const char *const auth[] = {"none", "client", "worker"};
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (fprintf(f, "%s %s %s\n", routes[i].method, routes[i].pattern, auth[routes[i].auth]) < 0)
+            return -1;
+    return fflush(f) == 0 ? 0 : -1;
 }

@@ -1,9 +1,10 @@
-/* The route table of DESIGN.md §6: method, path pattern, handler, and which
- * token guards it. */
+/* The route table: method, path pattern, handler, and which token guards
+ * it. api/openapi.json describes each route (docs/api.md). */
 #ifndef COD_ROUTES_H
 #define COD_ROUTES_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "api/handlers.h"
 
@@ -21,5 +22,9 @@ struct route {
  * *path_known clear when nothing matches (404). *id: the {id} segment. */
 const struct route *route_match(const char *method, const char *path, int64_t *id,
                                 int *path_known, const struct route **pattern);
+
+/* Writes one line per route, "METHOD PATTERN none|client|worker" (the token
+ * it needs), for `cod-server --routes`. 0, or -1 when the write failed. */
+int route_print(FILE *f);
 
 #endif

@@ -1,5 +1,5 @@
 /* The HTTP server: libmicrohttpd with a thread pool, the hardened limits of
- * DESIGN.md §9, one log line per request, and a graceful stop. */
+ * docs/api.md, one log line per request, and a graceful stop. */
 #ifndef COD_SERVER_H
 #define COD_SERVER_H
 

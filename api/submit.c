@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/path.h"
+#include "spec/data.h"
+
 static void set_err(struct spec_error *err, const char *field, const char *fmt, const char *arg)
 {
     snprintf(err->field, sizeof err->field, "%.127s", field);
@@ -26,7 +29,8 @@ static void model_label(const struct model_shape *m, char *out, size_t n)
 int submission_from_json(json_t *spec, struct submission *s, struct spec_error *err)
 {
     memset(s, 0, sizeof *s);
-    if (spec_from_json(spec, &s->spec, err) != 0 || spec_check_data(&s->spec, err) != 0)
+    int meta_vocab;
+    if (spec_from_json(spec, &s->spec, err) != 0 || spec_check_files(&s->spec, &meta_vocab, err) != 0)
         return -1;
     json_t *full = spec_to_json(&s->spec);
     s->spec_json = full ? json_dumps(full, JSON_COMPACT) : NULL;
@@ -63,7 +67,8 @@ void submissions_free(struct submission *s, int n)
 static int set_path(json_t *obj, const char *path, json_t *value)
 {
     char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
+    if (path_copy(buf, sizeof buf, path, NULL, 0) != 0)
+        return -1;  /* a longer key is no field of the spec */
     char *key = buf, *dot;
     while ((dot = strchr(key, '.'))) {
         *dot = 0;

@@ -1,14 +1,16 @@
-/* Turning submissions into queue rows: a spec is validated by the trainer's
- * own parser (trainer/spec.h) and its data checked, so nothing the trainer
- * would refuse is queued; a sweep's grid is expanded and every cell checked
- * before any is written. */
+/* Turning submissions into queue rows: a spec is validated by the parser
+ * the trainer uses (spec/spec.h) and its data checked without reading a
+ * token (spec/data.h: the files exist and are shards; the vocabulary from
+ * meta.json when there is one, else the worker finds it), so nothing the
+ * trainer would refuse for its form is queued; a sweep's grid is expanded
+ * and every cell checked before any is written. */
 #ifndef COD_SUBMIT_H
 #define COD_SUBMIT_H
 
 #include <jansson.h>
 
 #include "schema/store.h"
-#include "trainer/spec.h"
+#include "spec/spec.h"
 
 /* A validated spec with the strings a queue row points into. */
 struct submission {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/device_name.h"
+
 static enum MHD_Result lost(struct req *r, int64_t run)
 {
     return reply_error(r, 409, "lease_lost", NULL,
@@ -25,15 +27,16 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
     const char *bad = unknown_key(b, allowed);
     json_t *name = json_object_get(b, "name"), *dev = json_object_get(b, "device"),
            *cap = json_object_get(b, "capacity");
-    const char *d = json_string_value(dev);
-    char device[8] = "";
-    if (d && (!strcmp(d, "cpu") || !strcmp(d, "cuda") || !strncmp(d, "cuda:", 5)))
-        snprintf(device, sizeof device, "%s", d[0] == 'c' && d[1] == 'p' ? "cpu" : "cuda");
+    /* The registry keeps the kind: a cuda:N worker is a cuda worker. */
+    const char *d = json_string_value(dev), *device = NULL;
+    struct device_name dn;
+    if (d && device_parse(d, &dn) == 0 && dn.kind != DEVICE_ANY)
+        device = device_kind_name(dn.kind);
     if (bad)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     else if (name && !json_is_string(name))
         ret = reply_error(r, 422, "invalid", "name", "name must be a string");
-    else if (!device[0])
+    else if (!device)
         ret = reply_error(r, 422, "invalid", "device", "device must be \"cpu\" or \"cuda\"");
     else if (cap && (!json_is_integer(cap) || json_integer_value(cap) < 1 ||
                      json_integer_value(cap) > 65536))

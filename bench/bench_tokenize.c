@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
 #include "prep/tokenizer.h"
 
 struct chunk {

@@ -15,9 +15,11 @@ const char config_usage[] =
     "                  [--reap-seconds S] [--long-poll-max S] [--request-deadline S]\n"
     "                  [--max-body BYTES] [--threads N] [--readers N] [--max-sweep N]\n"
     "                  [--conn-limit N] [--per-ip-limit N] [--conn-timeout S]\n"
-    "                  [--grace-seconds S] [--log-requests 0|1] [--check-db]\n"
+    "                  [--grace-seconds S] [--log-requests 0|1] [--check-db] [--routes]\n"
     "Every setting also reads from the config file (name = value) and from\n"
-    "COD_<NAME> in the environment (e.g. COD_TOKEN); flags win over both.\n";
+    "COD_<NAME> in the environment (e.g. COD_TOKEN); flags win over both.\n"
+    "--check-db prints PRAGMA integrity_check and exits; --routes prints every\n"
+    "route (method, path, the token it needs) and exits.\n";
 
 static int parse_listen(struct config *c, const char *v, char *err, size_t errlen)
 {
@@ -199,7 +201,7 @@ int config_load(int argc, char **argv, struct config *c, char *err, size_t errle
             fputs(config_usage, stdout);
             return 1;
         }
-        if (!strcmp(a, "--check-db"))
+        if (!strcmp(a, "--check-db") || !strcmp(a, "--routes"))
             continue;  /* an action, read by main */
         if (strncmp(a, "--", 2) || i + 1 >= argc) {
             snprintf(err, errlen, "unexpected argument \"%s\"", a);

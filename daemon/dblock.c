@@ -13,6 +13,8 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "common/path.h"
+
 /* The lock file's path: beside the real database file, so that two paths
  * to one database (a symlink, a relative path) take one lock. */
 static int lock_path(const char *db, char *out, size_t n, char *err, size_t errlen)
@@ -28,8 +30,8 @@ static int lock_path(const char *db, char *out, size_t n, char *err, size_t errl
     }
     /* Not created yet: its directory is what must be real. */
     char dir[PATH_MAX], base[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", db);
-    snprintf(base, sizeof base, "%s", db);
+    if (path_copy(dir, sizeof dir, db, err, errlen) || path_copy(base, sizeof base, db, err, errlen))
+        return -1;
     if (!realpath(dirname(dir), real)) {
         snprintf(err, errlen, "%s: %s", db, strerror(errno));
         return -1;

@@ -1,4 +1,4 @@
-/* cod-server: the coordinator (DESIGN.md §1). Opens the store, serves the
+/* cod-server: the coordinator (ARCHITECTURE.md). Opens the store, serves the
  * HTTP API, runs the reaper, and stops cleanly on SIGTERM: no new
  * connections, in-flight requests finish, the database is closed. */
 #include <pthread.h>
@@ -7,24 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/routes.h"
 #include "api/server.h"
+#include "common/fileio.h"
 #include "daemon/config.h"
 #include "daemon/dblock.h"
 #include "daemon/notify.h"
 #include "daemon/reaper.h"
 #include "daemon/shutdown.h"
-
-static int write_port_file(const char *path, int port)
-{
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int ok = fprintf(f, "%d\n", port) > 0;
-    ok &= fclose(f) == 0;
-    return ok && rename(tmp, path) == 0 ? 0 : -1;
-}
 
 int main(int argc, char **argv)
 {
@@ -38,8 +28,11 @@ int main(int argc, char **argv)
         return 2;
     }
     int check_only = 0;
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         check_only |= !strcmp(argv[i], "--check-db");
+        if (!strcmp(argv[i], "--routes"))
+            return route_print(stdout) == 0 ? 0 : 1;
+    }
     if (shutdown_setup() != 0) {
         fprintf(stderr, "cod-server: cannot set up signals\n");
         return 1;
@@ -100,8 +93,12 @@ int main(int argc, char **argv)
         rc = 1;
         goto stop;
     }
-    if (cfg.port_file[0] && write_port_file(cfg.port_file, port) != 0) {
-        fprintf(stderr, "cod-server: cannot write %s\n", cfg.port_file);
+    /* Whole or absent: a script waiting for the file never reads half a number. */
+    char port_text[16];
+    int port_len = snprintf(port_text, sizeof port_text, "%d\n", port);
+    if (cfg.port_file[0] &&
+        fio_write_text(cfg.port_file, port_text, (size_t)port_len, err, sizeof err) != 0) {
+        fprintf(stderr, "cod-server: %s\n", err);
         rc = 1;
         goto stop;
     }

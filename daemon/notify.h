@@ -1,5 +1,5 @@
 /* systemd's notify protocol (Type=notify), written directly: one datagram to
- * $NOTIFY_SOCKET, no libsystemd (DESIGN.md §9). A no-op without the variable. */
+ * $NOTIFY_SOCKET, no libsystemd (docs/api.md). A no-op without the variable. */
 #ifndef COD_NOTIFY_H
 #define COD_NOTIFY_H
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/path.h"
 #include "prep/bpe.h"
 #include "prep/piece_cache.h"
 #include "prep/strmap.h"
@@ -366,8 +367,8 @@ int gpt2_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, s
     unsigned char *data;
     size_t n;
     char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, GPT2_FILE);
-    if (tok_read_file(t, dir, GPT2_FILE, GPT2_SHA256, flags, &data, &n, err, errlen) != 0) {
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/%s", dir, GPT2_FILE) != 0 ||
+        tok_read_file(t, dir, GPT2_FILE, GPT2_SHA256, flags, &data, &n, err, errlen) != 0) {
         gpt2_free(g);
         return -1;
     }

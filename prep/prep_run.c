@@ -14,10 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
+#include "common/path.h"
+#include "common/shard.h"
 #include "prep/sha256.h"
 #include "prep/tokenizer.h"
-#include "trainer/shard.h"
 
 enum { TRAIN, VAL };
 static const char *const split_name[2] = {"train", "val"};
@@ -105,11 +106,8 @@ static int add_input(struct doclist *d, const char *path, int split, char *err, 
     int rc = 0, added = 0;
     for (int i = 0; i < n; i++) {
         char p[4096];
-        int w = snprintf(p, sizeof(p), "%s/%s", path, names[i]->d_name);
-        if (rc == 0 && (w < 0 || (size_t)w >= sizeof(p))) {
-            snprintf(err, errlen, "%s/%s: path too long", path, names[i]->d_name);
-            rc = -1;
-        }
+        if (rc == 0)
+            rc = path_fmt(p, sizeof(p), err, errlen, "%s/%s", path, names[i]->d_name);
         if (rc == 0 && stat(p, &st) != 0) {
             snprintf(err, errlen, "%s: %s", p, strerror(errno));
             rc = -1;
@@ -192,8 +190,9 @@ static int write_shard(struct run *r, int split, size_t n, char *err, size_t err
 {
     struct splitbuf *b = &r->sb[split];
     char path[4200];
-    snprintf(path, sizeof(path), "%s/%s_%06d.bin", r->stage, split_name[split], b->shards);
-    if (shard_write(path, b->ids.v, (int64_t)n, r->token_bytes, err, errlen) != 0)
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/%s_%06d.bin", r->stage, split_name[split],
+                 b->shards) != 0 ||
+        shard_write(path, b->ids.v, (int64_t)n, r->token_bytes, err, errlen) != 0)
         return -1;
     b->shards++;
     memmove(b->ids.v, b->ids.v + n, (b->ids.n - n) * sizeof(uint32_t));
@@ -268,9 +267,13 @@ static int encode_batch(struct run *r, struct doc *docs, size_t nd, struct tok_s
         struct doc *d = &docs[k->doc];
         char m[512] = "", e[4700] = "";
         int rc = 0;
-        if (k->off == 0)
-            sha256_hex(d->text, d->len, d->sha);
-        rc = tok_encode(sess[omp_get_thread_num()], d->text + k->off, k->len, k->flags, &k->ids, m, sizeof(m));
+        if (k->off == 0 && sha256_hex(d->text, d->len, d->sha) != 0) {
+            snprintf(m, sizeof(m), "cannot compute its sha256 (libcrypto failed)");
+            rc = -1;
+        }
+        if (rc == 0)
+            rc = tok_encode(sess[omp_get_thread_num()], d->text + k->off, k->len, k->flags, &k->ids,
+                            m, sizeof(m));
         if (rc == 0 && o->verify) {
             struct tok_text back = {0};
             rc = tok_decode(r->tok, k->ids.v, k->ids.n, k->flags, &back, m, sizeof(m));
@@ -314,27 +317,6 @@ static int encode_batch(struct run *r, struct doc *docs, size_t nd, struct tok_s
     return rc;
 }
 
-static int write_text_file(const char *path, const char *text, char *err, size_t errlen)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    int ok = fputs(text, f) >= 0;
-    ok = fflush(f) == 0 && ok;
-    ok = fsync(fileno(f)) == 0 && ok;
-    ok = fclose(f) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-}
-
 static json_t *split_json(const struct splitbuf *b, int split)
 {
     json_t *names = json_array();
@@ -364,9 +346,13 @@ static int write_meta(struct run *r, const struct doclist *dl, char *err, size_t
                               (long long)d->tokens, split_name[d->split], d->path);
     }
     char src_sha[65], path[4200];
-    sha256_hex(src, n, src_sha);
-    snprintf(path, sizeof(path), "%s/sources.txt", r->stage);
-    int rc = write_text_file(path, src, err, errlen);
+    int rc = sha256_hex(src, n, src_sha);
+    if (rc != 0)
+        snprintf(err, errlen, "cannot compute the sha256 of sources.txt (libcrypto failed)");
+    else
+        rc = path_fmt(path, sizeof(path), err, errlen, "%s/sources.txt", r->stage);
+    if (rc == 0)
+        rc = fio_write_text(path, src, n, err, errlen);
     free(src);
     if (rc != 0)
         return -1;
@@ -393,51 +379,22 @@ static int write_meta(struct run *r, const struct doclist *dl, char *err, size_t
                              (json_int_t)r->o->shard_tokens, "tokenizer_files", files, "train",
                              split_json(&r->sb[TRAIN], TRAIN), "val", split_json(&r->sb[VAL], VAL), "sources",
                              "sources.txt", "sources_sha256", src_sha);
+    /* A trailing newline, as a text file should end. */
     char *text = meta ? json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(meta);
-    if (!text) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    size_t tl = strlen(text);
-    char *withnl = malloc(tl + 2);
+    char *withnl = text ? malloc(strlen(text) + 2) : NULL;
     if (!withnl) {
         free(text);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    memcpy(withnl, text, tl);
-    memcpy(withnl + tl, "\n", 2);
+    int len = sprintf(withnl, "%s\n", text);
     free(text);
-    snprintf(path, sizeof(path), "%s/meta.json", r->stage);
-    rc = write_text_file(path, withnl, err, errlen);
+    rc = path_fmt(path, sizeof(path), err, errlen, "%s/meta.json", r->stage);
+    if (rc == 0)
+        rc = fio_write_text(path, withnl, (size_t)len, err, errlen);
     free(withnl);
     return rc;
-}
-
-static int mkdir_p(const char *dir, char *err, size_t errlen)
-{
-    char p[4096];
-    snprintf(p, sizeof(p), "%s", dir);
-    for (char *s = p + 1;; s++) {
-        if (*s == '/' || *s == 0) {
-            char c = *s;
-            *s = 0;
-            if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-                snprintf(err, errlen, "%s: cannot create: %s", p, strerror(errno));
-                return -1;
-            }
-            *s = c;
-            if (!c)
-                break;
-        }
-    }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: not a directory", dir);
-        return -1;
-    }
-    return 0;
 }
 
 static void remove_stage(const char *stage)
@@ -449,21 +406,11 @@ static void remove_stage(const char *stage)
     char p[4400];
     while ((e = readdir(d)))
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof(p), "%s/%s", stage, e->d_name);
-            unlink(p);
+            if (path_fmt(p, sizeof(p), NULL, 0, "%s/%s", stage, e->d_name) == 0)
+                unlink(p);
         }
     closedir(d);
     rmdir(stage);
-}
-
-static int fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
 }
 
 /* Old shards go first (a run with fewer shards must not leave extras
@@ -476,7 +423,8 @@ static int commit(struct run *r, char *err, size_t errlen)
     for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
         char pat[4200];
         glob_t g;
-        snprintf(pat, sizeof(pat), "%s/%s", out, old[i]);
+        if (path_fmt(pat, sizeof(pat), err, errlen, "%s/%s", out, old[i]) != 0)
+            return -1;
         if (glob(pat, 0, NULL, &g) == 0)
             for (size_t k = 0; k < g.gl_pathc; k++)
                 if (unlink(g.gl_pathv[k]) != 0 && errno != ENOENT) {
@@ -489,8 +437,9 @@ static int commit(struct run *r, char *err, size_t errlen)
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < r->sb[s].shards; i++) {
             char a[4200], b[4200];
-            snprintf(a, sizeof(a), "%s/%s_%06d.bin", r->stage, split_name[s], i);
-            snprintf(b, sizeof(b), "%s/%s_%06d.bin", out, split_name[s], i);
+            if (path_fmt(a, sizeof(a), err, errlen, "%s/%s_%06d.bin", r->stage, split_name[s], i) ||
+                path_fmt(b, sizeof(b), err, errlen, "%s/%s_%06d.bin", out, split_name[s], i))
+                return -1;
             if (rename(a, b) != 0) {
                 snprintf(err, errlen, "%s: cannot move into place: %s", b, strerror(errno));
                 return -1;
@@ -499,14 +448,15 @@ static int commit(struct run *r, char *err, size_t errlen)
     const char *last[] = {"sources.txt", "meta.json"};
     for (int i = 0; i < 2; i++) {
         char a[4200], b[4200];
-        snprintf(a, sizeof(a), "%s/%s", r->stage, last[i]);
-        snprintf(b, sizeof(b), "%s/%s", out, last[i]);
+        if (path_fmt(a, sizeof(a), err, errlen, "%s/%s", r->stage, last[i]) ||
+            path_fmt(b, sizeof(b), err, errlen, "%s/%s", out, last[i]))
+            return -1;
         if (rename(a, b) != 0) {
             snprintf(err, errlen, "%s: cannot move into place: %s", b, strerror(errno));
             return -1;
         }
     }
-    if (fsync_dir(out) != 0) {
+    if (fio_fsync_path(out) != 0) {
         snprintf(err, errlen, "%s: fsync: %s", out, strerror(errno));
         return -1;
     }
@@ -604,12 +554,13 @@ int prep_run(const struct prep_opts *o, struct prep_result *res, char *err, size
         rc = -1;
     if (rc == 0) {
         r.token_bytes = tokenizer_vocab_size(r.tok) > 65536 ? 4 : 2;
-        rc = mkdir_p(o->out_dir, err, errlen);
+        rc = fio_mkdir_p(o->out_dir, err, errlen);
     }
     int staged = 0;
     if (rc == 0) {
-        snprintf(r.stage, sizeof(r.stage), "%s/.cod-prep-XXXXXX", o->out_dir);
-        if (!mkdtemp(r.stage)) {
+        if (path_fmt(r.stage, sizeof(r.stage), err, errlen, "%s/.cod-prep-XXXXXX", o->out_dir) != 0)
+            rc = -1;
+        else if (!mkdtemp(r.stage)) {
             snprintf(err, errlen, "%s: cannot create a staging directory: %s", o->out_dir, strerror(errno));
             rc = -1;
         } else

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
+#include "common/path.h"
 #include "prep/sha256.h"
 
 int tok_ids_reserve(struct tok_ids *a, size_t extra)
@@ -67,7 +68,8 @@ int tok_read_file(struct tokenizer *t, const char *dir, const char *name, const 
                   unsigned flags, unsigned char **data, size_t *len, char *err, size_t errlen)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/%s", dir, name) != 0)
+        return -1;
     if (fio_read_file(path, data, len, err, errlen) != 0) {
         size_t m = strlen(err);
         snprintf(err + m, errlen > m ? errlen - m : 0,
@@ -75,7 +77,12 @@ int tok_read_file(struct tokenizer *t, const char *dir, const char *name, const 
         return -1;
     }
     char hex[65];
-    sha256_hex(*data, *len, hex);
+    if (sha256_hex(*data, *len, hex) != 0) {
+        snprintf(err, errlen, "%s: cannot compute its sha256 (libcrypto failed)", path);
+        free(*data);
+        *data = NULL;
+        return -1;
+    }
     if (!(flags & TOK_NO_CHECKSUM) && pinned && strcmp(hex, pinned) != 0) {
         snprintf(err, errlen, "%s: sha256 %s is not the pinned %s (corrupt or wrong file)", path, hex,
                  pinned);

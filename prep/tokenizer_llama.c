@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/path.h"
 #include "prep/bpe.h"
 #include "prep/piece_cache.h"
 #include "prep/strmap.h"
@@ -375,9 +376,12 @@ int llama_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, 
     unsigned char *vocab = NULL, *merges = NULL;
     size_t vn, mn;
     char vpath[4096], mpath[4096];
-    snprintf(vpath, sizeof(vpath), "%s/%s", dir, LLAMA_VOCAB_FILE);
-    snprintf(mpath, sizeof(mpath), "%s/%s", dir, LLAMA_MERGES_FILE);
-    int rc = tok_read_file(t, dir, LLAMA_VOCAB_FILE, LLAMA_VOCAB_SHA256, flags, &vocab, &vn, err, errlen);
+    int rc = path_fmt(vpath, sizeof(vpath), err, errlen, "%s/%s", dir, LLAMA_VOCAB_FILE) ||
+                     path_fmt(mpath, sizeof(mpath), err, errlen, "%s/%s", dir, LLAMA_MERGES_FILE)
+                 ? -1
+                 : 0;
+    if (rc == 0)
+        rc = tok_read_file(t, dir, LLAMA_VOCAB_FILE, LLAMA_VOCAB_SHA256, flags, &vocab, &vn, err, errlen);
     if (rc == 0)
         rc = tok_read_file(t, dir, LLAMA_MERGES_FILE, LLAMA_MERGES_SHA256, flags, &merges, &mn, err, errlen);
     if (rc == 0)

@@ -1,4 +1,4 @@
--- cod-server's database (DESIGN.md §7). Migration 1: the whole schema.
+-- cod-server's database (docs/api.md). Migration 1: the whole schema.
 -- Applied by schema/migrate.c when PRAGMA user_version is below 1.
 CREATE TABLE sweeps (
     id          INTEGER PRIMARY KEY,

@@ -1,8 +1,13 @@
-/* The store: cod-server's only door to SQLite (DESIGN.md §7, §9). Every
- * write goes through one connection under a mutex and runs in one
- * BEGIN IMMEDIATE transaction with synchronous=FULL, so a returned ST_OK
- * means the change is on disk; reads use a small pool of read connections.
- * Views come back as jansson objects, ready for the API to send. */
+/* The store: cod-server's only door to SQLite. Every write goes through
+ * one connection under a mutex and runs in one BEGIN IMMEDIATE transaction
+ * with synchronous=FULL, so a returned ST_OK means the change is on disk;
+ * reads use a small pool of read connections. Views come back as jansson
+ * objects, ready for the API to send. Where each part lives: db.c
+ * connections and transactions, queue.c submissions and cancel, leases.c
+ * the lease policy (lease, heartbeat, finish, the reaper), workers.c the
+ * worker registry, metrics.c points and logs in and out, views.c the
+ * experiment, sweep and /metrics views; the tables are schema.sql and its
+ * migrations (migrate.c). */
 #ifndef COD_STORE_H
 #define COD_STORE_H
 

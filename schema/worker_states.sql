@@ -1,4 +1,4 @@
--- cod-server's database (DESIGN.md §7). Migration 2: worker states.
+-- cod-server's database (docs/api.md). Migration 2: worker states.
 -- Applied by schema/migrate.c when PRAGMA user_version is below 2.
 -- A worker that stops cleanly says so (offline); an operator may remove a
 -- worker that is gone: it is never listed again, while the runs it made

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building, testing and the demo need,
 # and only those that are missing. Both README commands call it;
-# `scripts/deps.sh test` adds what only the tests need (Chromium for the
-# dashboard test).
+# `scripts/deps.sh test` adds what only the tests need: Chromium for the
+# dashboard test, and the OpenAPI validator for tests/openapi.sh (an npm
+# package pinned by tests/openapi/package-lock.json, installed once into
+# var/cache/openapi-validator; npm's cache is var/cache/npm/.npm, as for
+# the corpus, so a second machine state reuses what it fetched).
 set -euo pipefail
-pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
+cd "$(dirname "$0")/.."
+pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
 [ "${1:-}" = test ] && pkgs+=(chromium systemd)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -16,9 +20,21 @@ if command -v npm >/dev/null 2>&1; then
 fi
 want=()
 for p in "${missing[@]}"; do [ -n "$p" ] && want+=("$p"); done
-[ ${#want[@]} -eq 0 ] && exit 0
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "deps: installing ${want[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${want[@]}"
+if [ ${#want[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "deps: installing ${want[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${want[@]}"
+fi
+[ "${1:-}" = test ] || exit 0
+dir=var/cache/openapi-validator
+if ! cmp -s tests/openapi/package-lock.json "$dir/package-lock.json" ||
+    [ ! -f "$dir/node_modules/@seriousme/openapi-schema-validator/package.json" ]; then
+    echo "deps: installing the OpenAPI validator into $dir"
+    rm -rf "$dir"
+    mkdir -p "$dir" var/cache/npm
+    cp tests/openapi/package.json tests/openapi/package-lock.json "$dir/"
+    (cd "$dir" && npm_config_cache="$PWD/../npm/.npm" npm_config_update_notifier=false \
+        npm ci --prefer-offline --no-audit --no-fund --silent)
+fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cod-server against clients that misbehave at the socket level (DESIGN §9):
+# cod-server against clients that misbehave at the socket level (docs/api.md):
 # an idle connection is closed after --conn-timeout, one address cannot hold
 # more than --per-ip-limit connections, and a body dripped byte by byte is
 # cut off with 408 at --request-deadline. Raw sockets through bash's /dev/tcp.

@@ -1,4 +1,4 @@
-/* The angular distance matrix of PAPER.md §5 (Gromov et al.'s measure of
+/* The angular distance matrix of docs/metrics.md (Gromov et al.'s measure of
  * how much a span of blocks changes the residual stream):
  *   d(ℓ, n) = mean over tokens of arccos(cos(x_ℓ, x_{ℓ+n}))/π,
  * x_ℓ the input of block ℓ (model.stream[ℓ-1]), so d(ℓ, n) spans blocks

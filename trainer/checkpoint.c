@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
+#include "common/path.h"
 #include "trainer/safetensors.h"
 
 #define ST_REAL (sizeof(real) == 4 ? ST_F32 : ST_F64)
@@ -25,8 +26,7 @@ static int rm_tree(const char *dir)
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-        if (unlink(p) != 0)
+        if (path_fmt(p, sizeof(p), NULL, 0, "%s/%s", dir, e->d_name) != 0 || unlink(p) != 0)
             rc = -1;
     }
     closedir(d);
@@ -119,21 +119,20 @@ int checkpoint_save(const char *run_dir, const struct model *m, const real *adam
                     char *err, size_t errlen)
 {
     char ckdir[4096], final[4200], tmp[4300], path[4400];
-    snprintf(ckdir, sizeof(ckdir), "%s/checkpoints", run_dir);
-    snprintf(final, sizeof(final), "%s/step_%08ld", ckdir, st->step);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", final);
-    if (fio_mkdir_p(ckdir, err, errlen))
+    if (path_fmt(ckdir, sizeof(ckdir), err, errlen, "%s/checkpoints", run_dir) ||
+        path_fmt(final, sizeof(final), err, errlen, "%s/step_%08ld", ckdir, st->step) ||
+        path_fmt(tmp, sizeof(tmp), err, errlen, "%s.tmp", final) || fio_mkdir_p(ckdir, err, errlen))
         return -1;
     rm_tree(tmp);
     if (fio_mkdir_p(tmp, err, errlen))
         return -1;
     const real *weights[] = {m->params}, *moments[] = {adam_m, adam_v};
     const char *plain[] = {""}, *moment_names[] = {".exp_avg", ".exp_avg_sq"};
-    snprintf(path, sizeof(path), "%s/model.safetensors", tmp);
-    if (write_sets(path, m, weights, plain, 1, err, errlen))
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/model.safetensors", tmp) ||
+        write_sets(path, m, weights, plain, 1, err, errlen))
         return -1;
-    snprintf(path, sizeof(path), "%s/optim.safetensors", tmp);
-    if (adam_m && write_sets(path, m, moments, moment_names, 2, err, errlen))
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/optim.safetensors", tmp) ||
+        (adam_m && write_sets(path, m, moments, moment_names, 2, err, errlen)))
         return -1;
     json_t *state = json_pack("{s:I, s:I, s:I, s:s, s:O}", "step", (json_int_t)st->step, "samples",
                               (json_int_t)st->samples, "seed", (json_int_t)st->seed, "real",
@@ -149,8 +148,8 @@ int checkpoint_save(const char *run_dir, const struct model *m, const real *adam
     int n;
     if (list_steps(ckdir, &steps, &n) == 0) {
         for (int i = keep; i < n; i++) {
-            snprintf(path, sizeof(path), "%s/step_%08ld", ckdir, steps[i]);
-            rm_tree(path);
+            if (path_fmt(path, sizeof(path), NULL, 0, "%s/step_%08ld", ckdir, steps[i]) == 0)
+                rm_tree(path);
         }
         free(steps);
     }
@@ -160,7 +159,8 @@ int checkpoint_save(const char *run_dir, const struct model *m, const real *adam
 int checkpoint_latest(const char *run_dir, char *path, size_t pathlen, char *err, size_t errlen)
 {
     char ckdir[4096];
-    snprintf(ckdir, sizeof(ckdir), "%s/checkpoints", run_dir);
+    if (path_fmt(ckdir, sizeof(ckdir), err, errlen, "%s/checkpoints", run_dir))
+        return -1;
     long *steps;
     int n;
     if (list_steps(ckdir, &steps, &n)) {
@@ -168,8 +168,8 @@ int checkpoint_latest(const char *run_dir, char *path, size_t pathlen, char *err
         return -1;
     }
     int found = n > 0;
-    if (found)
-        snprintf(path, pathlen, "%s/step_%08ld", ckdir, steps[0]);
+    if (found && path_fmt(path, pathlen, err, errlen, "%s/step_%08ld", ckdir, steps[0]))
+        found = -1;
     free(steps);
     return found;
 }
@@ -221,8 +221,8 @@ static int read_tensors(const char *path, struct model *m, real *dst, const char
 int checkpoint_load_weights(const char *ckpt_dir, struct model *m, char *err, size_t errlen)
 {
     char path[4400];
-    snprintf(path, sizeof(path), "%s/model.safetensors", ckpt_dir);
-    if (read_tensors(path, m, m->params, "", err, errlen))
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/model.safetensors", ckpt_dir) ||
+        read_tensors(path, m, m->params, "", err, errlen))
         return -1;
     model_sync_weights(m);
     return 0;
@@ -232,7 +232,8 @@ int checkpoint_read_state(const char *ckpt_dir, struct train_state *st, json_t *
                           char *err, size_t errlen)
 {
     char path[4400];
-    snprintf(path, sizeof(path), "%s/state.json", ckpt_dir);
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/state.json", ckpt_dir))
+        return -1;
     json_error_t je;
     json_t *state = json_load_file(path, 0, &je);
     json_int_t step, samples, seed;
@@ -265,9 +266,9 @@ int checkpoint_load(const char *ckpt_dir, struct model *m, real *adam_m, real *a
         json_decref(spec);
     if (checkpoint_load_weights(ckpt_dir, m, err, errlen))
         goto fail;
-    snprintf(path, sizeof(path), "%s/optim.safetensors", ckpt_dir);
-    if (adam_m && (read_tensors(path, m, adam_m, ".exp_avg", err, errlen) ||
-                   read_tensors(path, m, adam_v, ".exp_avg_sq", err, errlen)))
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/optim.safetensors", ckpt_dir) ||
+        (adam_m && (read_tensors(path, m, adam_m, ".exp_avg", err, errlen) ||
+                   read_tensors(path, m, adam_v, ".exp_avg_sq", err, errlen))))
         goto fail;
     return 0;
 fail:

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "trainer/shard.h"
+#include "common/shard.h"
 
 struct loader {
     struct shard *shards;

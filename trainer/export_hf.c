@@ -6,7 +6,9 @@
 
 #include <jansson.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
+#include "common/path.h"
+#include "trainer/block.h"
 #include "trainer/safetensors.h"
 
 int export_hf_supported(const struct job_spec *s, char *err, size_t errlen)
@@ -42,7 +44,7 @@ int export_hf_supported(const struct job_spec *s, char *err, size_t errlen)
     return 0;
 }
 
-/* The config transformers needs to rebuild cod's LLaMA (PAPER.md §2). */
+/* The config transformers needs to rebuild cod's LLaMA (docs/variants.md). */
 static json_t *config_json(const struct job_spec *s)
 {
     const struct model_shape *m = &s->model;
@@ -60,7 +62,7 @@ static json_t *config_json(const struct job_spec *s)
 
 /* The tensors LlamaForCausalLM holds, in cod's shapes: HF stores a Linear
  * as [out, in], as cod does. RoPE needs no q/k permutation: cod's is the
- * non-interleaved rotate_half of HF's LLaMA (PAPER.md §2), not Meta's
+ * non-interleaved rotate_half of HF's LLaMA (docs/variants.md), not Meta's
  * interleaved original. */
 static int list_tensors(const struct job_spec *s, struct st_tensor *t)
 {
@@ -98,9 +100,9 @@ int export_hf(const char *ckpt_dir, const struct job_spec *s, const char *out_di
     if (export_hf_supported(s, err, errlen))
         return -1;
     char path[4400];
-    snprintf(path, sizeof(path), "%s/model.safetensors", ckpt_dir);
     struct st_file in;
-    if (st_read(path, &in, err, errlen))
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/model.safetensors", ckpt_dir) ||
+        st_read(path, &in, err, errlen))
         return -1;
     int max_tensors = 3 + 9 * s->model.n_layers;
     struct st_tensor *t = calloc((size_t)max_tensors, sizeof(*t));
@@ -127,9 +129,9 @@ int export_hf(const char *ckpt_dir, const struct job_spec *s, const char *out_di
     }
     if (fio_mkdir_p(out_dir, err, errlen))
         goto out;
-    snprintf(path, sizeof(path), "%s/model.safetensors", out_dir);
     const char *meta[] = {"format", "pt", "producer", "cod"};
-    if (st_write(path, t, n, meta, 2, err, errlen))
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/model.safetensors", out_dir) ||
+        st_write(path, t, n, meta, 2, err, errlen))
         goto out;
     if (fio_write_json(config_json(s), out_dir, "config.json", err, errlen))
         goto out;

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "trainer/spec.h"
+#include "spec/spec.h"
 
 /* 0 if stock LLaMA computes the spec's model; -1 with err naming the
  * variant and the block setting LLaMA cannot express. */

@@ -7,13 +7,18 @@
 
 #include <jansson.h>
 
+#include "common/path.h"
+
 static int keep_prefix(const char *path, long keep_through_step, char *err, size_t errlen)
 {
     FILE *in = fopen(path, "r");
     if (!in)
         return errno == ENOENT ? 0 : (snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1);
     char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    if (path_fmt(tmp, sizeof(tmp), err, errlen, "%s.tmp", path) != 0) {
+        fclose(in);
+        return -1;
+    }
     FILE *out = fopen(tmp, "w");
     if (!out) {
         snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
@@ -47,7 +52,8 @@ int metrics_log_open(struct metrics_log *ml, const char *dir, long keep_through_
                      size_t errlen)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/metrics.jsonl", dir);
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/metrics.jsonl", dir))
+        return -1;
     if (keep_through_step >= 0 && keep_prefix(path, keep_through_step, err, errlen))
         return -1;
     ml->f = fopen(path, keep_through_step >= 0 ? "a" : "w");

@@ -1,3 +1,9 @@
+/* The model (model.h) in one file, over 600 lines on purpose: the layout
+ * of the parameter and activation buffers, the forward and the backward
+ * share private structures (sub_acts, sub_cfg) and mirror each other step
+ * for step, and the CUDA backend was verified against exactly this code;
+ * read the forward and its backward side by side here rather than across
+ * files. */
 #include "trainer/model.h"
 
 #include <assert.h>

@@ -1,5 +1,5 @@
 /* The LLaMA model (RMSNorm, RoPE, SwiGLU, untied lm_head, no biases) with
- * every normalization variant of trainer/variant.h, forward and backward,
+ * every normalization variant of spec/variant.h, forward and backward,
  * written once against the ops table (kernels/ops.h). Parameters live in one buffer, block after block, so that
  * a block's statistics are reductions over one range; their names are
  * Hugging Face LLaMA's. Block ℓ is 1-based everywhere, as in the paper's
@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "kernels/ops.h"
-#include "trainer/variant.h"
+#include "trainer/block.h"
 
 struct model_config {
     int dim, n_layers, n_heads, ffn_dim, vocab;
@@ -105,7 +105,7 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
                  char *err, size_t errlen);
 void model_destroy(struct model *m);
 
-/* The init of the variant (trainer/variant.h) from a seed. */
+/* The init of the variant (spec/variant.h) from a seed. */
 int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen);
 /* After m->params changed other than by the ops' adam (an upload, a
  * checkpoint): brings the matmuls' copy of the weights in step. */

@@ -1,4 +1,4 @@
-/* Layer pruning, the paper's performance drop ΔP(ℓ) (PAPER.md §5): the
+/* Layer pruning, the paper's performance drop ΔP(ℓ) (docs/metrics.md): the
  * held-out loss and perplexity with block ℓ removed, for each ℓ in turn, no
  * fine-tuning. Unlike the paper's code, which reloads through a stock
  * Hugging Face LLaMA, every remaining block keeps its variant exactly as

@@ -10,7 +10,8 @@
 
 #include <jansson.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
+#include "common/path.h"
 
 /* Tensor bytes are written and read as they lie in memory, and the format
  * is little-endian. */
@@ -152,10 +153,8 @@ int st_write(const char *path, const struct st_tensor *t, int n, const char *con
         return -1;
     }
     char tmp[4200];
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-        snprintf(err, errlen, "%.200s...: path too long", path);
+    if (path_fmt(tmp, sizeof(tmp), err, errlen, "%s.tmp", path) != 0)
         return -1;
-    }
     size_t hlen = 0;
     char *header = build_header(path, t, n, meta_kv, n_meta, &hlen, err, errlen);
     if (!header)

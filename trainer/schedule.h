@@ -1,4 +1,4 @@
-/* The learning-rate schedule of the recipe (PAPER.md §4): linear warmup
+/* The learning-rate schedule of the recipe (docs/spec.md): linear warmup
  * from 0, then cosine from the peak down to min_lr_ratio·peak, reached
  * exactly at the last update. Updates are numbered from 0. */
 #ifndef COD_SCHEDULE_H

@@ -1,4 +1,4 @@
-/* Per-layer statistics (DESIGN.md §5): out_var, out_rms and angular of each
+/* Per-layer statistics (docs/metrics.md): out_var, out_rms and angular of each
  * block's output on a fixed held-out batch; grad_norm and update_ratio of
  * each block's parameters. Values are indexed by layer: 0 is the embedding
  * output (out_var, out_rms), 1..L the blocks. */

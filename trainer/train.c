@@ -7,11 +7,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/fileio.h"
+#include "common/path.h"
 #include "trainer/angular.h"
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
 #include "trainer/eval.h"
-#include "trainer/fileio.h"
 #include "trainer/metrics_log.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
@@ -236,7 +237,8 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
 {
     const struct job_spec *s = r->spec;
     char analysis_dir[4200];
-    snprintf(analysis_dir, sizeof(analysis_dir), "%s/analysis", r->out_dir);
+    if (path_fmt(analysis_dir, sizeof(analysis_dir), err, errlen, "%s/analysis", r->out_dir))
+        return -1;
     if (s->analysis_prune) {
         struct prune_result p;
         if (prune_run(&r->m, &r->val, s->eval_tokens, &p, err, errlen))

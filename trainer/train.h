@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "kernels/ops.h"
-#include "trainer/spec.h"
+#include "spec/spec.h"
 
 struct train_hooks {
     void *ctx;

@@ -14,15 +14,15 @@
 
 #include <jansson.h>
 
+#include "common/fileio.h"
 #include "kernels/ops.h"
+#include "spec/spec.h"
 #include "trainer/angular.h"
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
 #include "trainer/export_hf.h"
-#include "trainer/fileio.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
-#include "trainer/spec.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 

@@ -10,11 +10,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/fileio.h"
 #include "kernels/ops.h"
+#include "spec/spec.h"
 #include "trainer/checkpoint.h"
+#include "trainer/data_check.h"
 #include "trainer/default_spec.h"
-#include "trainer/fileio.h"
-#include "trainer/spec.h"
 #include "trainer/train.h"
 #include "worker/device.h"
 
@@ -48,7 +49,7 @@ static void usage(FILE *f)
             "usage: cod-train SPEC.json|default --out DIR [--resume] [--threads N]\n"
             "       cod-train SPEC.json|default --print-spec\n"
             "                 [--device cpu|cuda:N] [--progress-seconds S]\n"
-            "  SPEC.json  a job spec (DESIGN.md §3); 'default' is the built-in small CPU\n"
+            "  SPEC.json  a job spec (docs/spec.md); 'default' is the built-in small CPU\n"
             "             experiment on the default corpus\n"
             "  --out DIR  where metrics.jsonl and checkpoints/ go\n"
             "  --resume   continue from the newest checkpoint in DIR\n"

@@ -2,8 +2,8 @@
 #include "worker/device.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "common/device_name.h"
 
 #ifdef COD_HAVE_CUDA
 #include "kernels/cuda/device.h"
@@ -13,19 +13,19 @@
 int device_backend(const char *device, const struct ops **ops, char *err, size_t errlen)
 {
     *ops = NULL;
-    if (!strcmp(device, "cpu") || !strcmp(device, "any")) {
-        *ops = &ops_cpu;
-        return 0;
-    }
-    if (strncmp(device, "cuda", 4) || (device[4] && device[4] != ':')) {
+    struct device_name d;
+    if (device_parse(device, &d) != 0) {
         snprintf(err, errlen, "device %s: expected cpu or cuda:N", device);
         return -1;
     }
+    if (d.kind != DEVICE_CUDA) {
+        *ops = &ops_cpu;
+        return 0;
+    }
 #ifdef COD_HAVE_CUDA
     char why[256];
-    int index = device[4] == ':' ? atoi(device + 5) : 0;
     /* the probe also makes the device current, which is where ops_cuda runs */
-    if (cuda_probe(index, why, sizeof why) == 0) {
+    if (cuda_probe(d.index < 0 ? 0 : d.index, why, sizeof why) == 0) {
         *ops = &ops_cuda;
         return 0;
     }

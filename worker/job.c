@@ -6,9 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fileio.h"
+#include "common/path.h"
+#include "spec/spec.h"
 #include "trainer/checkpoint.h"
-#include "trainer/fileio.h"
-#include "trainer/spec.h"
+#include "trainer/data_check.h"
 #include "trainer/train.h"
 #include "worker/backoff.h"
 #include "worker/reporter.h"
@@ -178,13 +180,13 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     double lease_s = json_number_value(json_object_get(lease, "lease_seconds"));
     char dir[4096], logs[4200], log_path[4300], metrics_path[4200], acked_path[4200], ck[4400],
         err[1024];
-    snprintf(dir, sizeof dir, "%s/experiments/%lld", ctx->work_dir, exp);
-    snprintf(logs, sizeof logs, "%s/logs", dir);
-    snprintf(log_path, sizeof log_path, "%s/run-%lld.log", logs, run);
-    snprintf(metrics_path, sizeof metrics_path, "%s/metrics.jsonl", dir);
-    snprintf(acked_path, sizeof acked_path, "%s/metrics.delivered", dir);
     char reason[1200] = "";
-    if (fio_mkdir_p(logs, err, sizeof err) != 0 || runlog_open(log_path, exp, err, sizeof err)) {
+    if (path_fmt(dir, sizeof dir, err, sizeof err, "%s/experiments/%lld", ctx->work_dir, exp) ||
+        path_fmt(logs, sizeof logs, err, sizeof err, "%s/logs", dir) ||
+        path_fmt(log_path, sizeof log_path, err, sizeof err, "%s/run-%lld.log", logs, run) ||
+        path_fmt(metrics_path, sizeof metrics_path, err, sizeof err, "%s/metrics.jsonl", dir) ||
+        path_fmt(acked_path, sizeof acked_path, err, sizeof err, "%s/metrics.delivered", dir) ||
+        fio_mkdir_p(logs, err, sizeof err) != 0 || runlog_open(log_path, exp, err, sizeof err)) {
         snprintf(reason, sizeof reason, "worker cannot write its work dir: %s", err);
         runlog_printf("run %lld: %s", run, reason);
         return finish(ctx, http, run, "failed", reason, -1);

@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <signal.h>
 
-#include "clients/http_client.h"
+#include "common/http_client.h"
 #include "kernels/ops.h"
 
 struct job_ctx {

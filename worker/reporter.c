@@ -9,7 +9,8 @@
 
 #include <jansson.h>
 
-#include "clients/http_client.h"
+#include "common/http_client.h"
+#include "common/path.h"
 #include "worker/backoff.h"
 #include "worker/runlog.h"
 #include "worker/tail.h"
@@ -150,7 +151,8 @@ static int add_lines(json_t *arr, char *buf, long first_seq)
 static int write_acked(const char *path, long offset)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (path_fmt(tmp, sizeof tmp, NULL, 0, "%s.tmp", path) != 0)
+        return -1;
     FILE *f = fopen(tmp, "w");
     if (!f)
         return -1;
@@ -283,9 +285,12 @@ int reporter_start(const struct reporter_cfg *cfg, struct reporter **out, char *
     rp->cfg = *cfg;
     rp->max_points = MAX_POINTS;
     rp->max_lines = MAX_LINES;
-    tail_init(&rp->metrics, cfg->metrics_path);
+    if (tail_init(&rp->metrics, cfg->metrics_path, err, errlen) ||
+        tail_init(&rp->logs, cfg->log_path, err, errlen)) {
+        free(rp);
+        return -1;
+    }
     rp->metrics.offset = cfg->metrics_start;
-    tail_init(&rp->logs, cfg->log_path);
     rp->http = http_client_new(cfg->server, cfg->token, err, errlen);
     if (!rp->http) {
         free(rp);

@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tail_init(struct tail *t, const char *path)
+#include "common/path.h"
+
+int tail_init(struct tail *t, const char *path, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
-    snprintf(t->path, sizeof t->path, "%s", path);
+    return path_copy(t->path, sizeof t->path, path, err, errlen);
 }
 
 int tail_read(const struct tail *t, int max_lines, char **buf, int *n_lines, long *n_bytes,

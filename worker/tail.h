@@ -13,7 +13,8 @@ struct tail {
     long lines;     /* whole lines acknowledged so far */
 };
 
-void tail_init(struct tail *t, const char *path);
+/* 0, or -1 with err when path does not fit. */
+int tail_init(struct tail *t, const char *path, char *err, size_t errlen);
 
 /* Up to max_lines whole lines after t->offset, concatenated in *buf (each
  * with its '\n'); *n_lines and *n_bytes say how many. A missing file reads

@@ -16,9 +16,9 @@
 
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/ops_cuda.h"
+#include "spec/spec.h"
 #include "trainer/model.h"
 #include "trainer/rng.h"
-#include "trainer/spec.h"
 
 enum { SEQ = 256, VOCAB = 32000 };
 

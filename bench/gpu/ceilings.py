@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-PRESETS = {  # dim, ffn as cod's matmuls see it (trainer/spec.c; 1b's 5461 padded to 5464)
+PRESETS = {  # dim, ffn as cod's matmuls see it (spec/spec.c; 1b's 5461 padded to 5464)
     "llama-71m": (512, 1368),
     "llama-130m": (768, 2048),
     "llama-350m": (1024, 2736),

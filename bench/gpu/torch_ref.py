@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The PyTorch reference for bench/gpu/run.sh: the LLaMA of trainer/spec.c's
+"""The PyTorch reference for bench/gpu/run.sh: the LLaMA of spec/spec.c's
 presets with LayerNorm Scaling (Pre-LN RMSNorm whose output block l scales
 by 1/sqrt(l), as cod's bench trains; RoPE, SwiGLU, untied lm_head, no
 biases) at seq 256 and vocab 32000, trained in plain PyTorch as one would
@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# name: (dim, ffn_dim, n_heads, n_layers), as trainer/spec.c
+# name: (dim, ffn_dim, n_heads, n_layers), as spec/spec.c
 PRESETS = {
     "llama-71m": (512, 1368, 8, 12),
     "llama-130m": (768, 2048, 12, 12),

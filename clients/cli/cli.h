@@ -7,7 +7,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "clients/http_client.h"
+#include "common/http_client.h"
 
 /* Exit codes are API: scripts branch on them (documented in `cod help`). */
 enum {

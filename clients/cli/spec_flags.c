@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/path.h"
+
 enum sf_kind {
     SF_STR,  /* always a string */
     SF_INT,  /* a whole number */
@@ -128,15 +130,17 @@ static int apply(struct cli *c, json_t *spec, const struct spec_flag *f, const c
         if (!eq || eq == word)
             return fail(c, EXIT_USAGE, "--set wants PATH=VALUE, not \"%s\"", word);
         char path[256];
-        snprintf(path, sizeof path, "%.*s", (int)(eq - word), word);
+        if (path_fmt(path, sizeof path, NULL, 0, "%.*s", (int)(eq - word), word) != 0)
+            return fail(c, EXIT_USAGE, "\"%.*s\" is not a spec field path", (int)(eq - word), word);
         return set_path(c, spec, path, value_of(c, SF_ANY, eq + 1, "--set"));
     }
     if (f->kind == SF_DATA) {
-        char glob[4096];
-        snprintf(glob, sizeof glob, "%s/train_*.bin", word);
-        int rc = set_path(c, spec, "data.train", json_string(glob));
-        snprintf(glob, sizeof glob, "%s/val_*.bin", word);
-        return rc ? rc : set_path(c, spec, "data.val", json_string(glob));
+        char train[4096], val[4096], err[256];
+        if (path_fmt(train, sizeof train, err, sizeof err, "%s/train_*.bin", word) ||
+            path_fmt(val, sizeof val, err, sizeof err, "%s/val_*.bin", word))
+            return fail(c, EXIT_USAGE, "--data: %s", err);
+        int rc = set_path(c, spec, "data.train", json_string(train));
+        return rc ? rc : set_path(c, spec, "data.val", json_string(val));
     }
     return set_path(c, spec, f->path, value_of(c, f->kind, word, f->flag));
 }

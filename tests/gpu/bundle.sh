@@ -65,7 +65,7 @@ if [ "$reference" = 1 ]; then
     # trains the CUDA half of the same spec and seed and compares.
     ref=$work/reference
     # redone when the spec or the CPU side of the trainer changed
-    key=$(cat tests/gpu/loss_curve.json kernels/ops.h kernels/real.h kernels/cpu/* trainer/*.[ch] \
+    key=$(cat tests/gpu/loss_curve.json kernels/ops.h kernels/real.h kernels/cpu/* trainer/*.[ch] spec/*.[ch] common/*.[ch] \
               var/data/gpu-bytes/*.bin |
           sha256sum | cut -c1-16)
     if [ "$(cat "$ref/done" 2>/dev/null)" != "$key" ]; then

@@ -20,11 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spec/spec.h"
 #include "tests/check.h"
 #include "tests/gpu/gpu.h"
 #include "trainer/model.h"
 #include "trainer/rng.h"
-#include "trainer/spec.h"
 
 enum { B = 2, T = 64, VOCAB = 4096 };
 static const double U = 1.0 / 256;

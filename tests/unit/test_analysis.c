@@ -8,12 +8,12 @@
 
 #include <jansson.h>
 
+#include "spec/spec.h"
 #include "tests/check.h"
 #include "trainer/checkpoint.h"
 #include "trainer/export_hf.h"
 #include "trainer/model.h"
 #include "trainer/safetensors.h"
-#include "trainer/spec.h"
 
 static int parse(const char *norm, struct job_spec *s)
 {

@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/shard.h"
 #include "tests/check.h"
 #include "trainer/angular.h"
 #include "trainer/eval.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
 #include "trainer/rng.h"
-#include "trainer/shard.h"
 
 enum { D = 16, H = 2, F = 24, V = 11, T = 8, B = 2, SEQS = 5 };
 

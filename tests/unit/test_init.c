@@ -1,5 +1,5 @@
 /* The init of every variant: the std (or the constant) of each tensor
- * against PAPER.md §2 and DESIGN.md §4, on a model large enough that the
+ * against docs/variants.md, on a model large enough that the
  * sample std is within a percent of the true one. */
 #include <math.h>
 #include <string.h>

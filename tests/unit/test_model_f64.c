@@ -1,7 +1,7 @@
 /* The whole model in double: (1) the gradient of every preset and of the
  * LNS position ablations against central finite differences; (2) the
  * forward of each placement against a naive, independent implementation of
- * the paper's block formulas (PAPER.md §1), block output by block output. */
+ * the paper's block formulas (docs/variants.md), block output by block output. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,7 +200,7 @@ static void ref_mlp(double *out, struct model *m, int l, const double *x)
 
 enum form { PRE, POST, SANDWICH };
 
-/* One block as PAPER.md §1 writes it. s: the LNS scale; alpha: DeepNorm's. */
+/* One block as docs/variants.md writes it. s: the LNS scale; alpha: DeepNorm's. */
 static void ref_block(double *y, struct model *m, int l, const double *x, enum form f, double s,
                       double alpha)
 {

@@ -1,4 +1,4 @@
-/* cod-prep's pipeline (prep/prep_run.c): shards that trainer/shard.h reads
+/* cod-prep's pipeline (prep/prep_run.c): shards that common/shard.h reads
  * back with the right header and tokens, shard cutting, the validation
  * split, meta.json, and failures that leave no shard under a final name. */
 #include <dirent.h>
@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/shard.h"
 #include "prep/prep_run.h"
 #include "prep/tokenizer.h"
 #include "tests/check.h"
-#include "trainer/shard.h"
 
 static char root[] = "/tmp/cod-test-prep-XXXXXX";
 

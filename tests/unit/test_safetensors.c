@@ -11,8 +11,8 @@
 
 #include <jansson.h>
 
+#include "common/fileio.h"
 #include "tests/check.h"
-#include "trainer/fileio.h"
 #include "trainer/safetensors.h"
 
 static char dir[64];

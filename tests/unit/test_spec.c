@@ -1,6 +1,6 @@
 /* The job spec: the recipe's defaults, one error per kind of bad field with
  * the field named, the explicit JSON form parsing back to the same spec,
- * the object forms of model and norm, parameter counts against PAPER.md §3,
+ * the object forms of model and norm, parameter counts against docs/spec.md,
  * and the data checks on real shard files. */
 #include <math.h>
 #include <stdio.h>
@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/shard.h"
+#include "spec/spec.h"
 #include "tests/check.h"
-#include "trainer/shard.h"
-#include "trainer/spec.h"
+#include "trainer/data_check.h"
 
 static int parse(const char *text, struct job_spec *s, struct spec_error *e)
 {
@@ -394,7 +395,7 @@ static void test_param_counts(void)
 {
     static const struct {
         const char *preset;
-        double millions; /* PAPER.md §3, vocab 32000 */
+        double millions; /* docs/spec.md, vocab 32000 */
     } table[] = {
         {"llama-9m", 9.0},     {"llama-20m", 19.6},   {"llama-35m", 35.2},  {"llama-60m", 58.1},
         {"llama-71m", 70.6},   {"llama-130m", 134.1}, {"llama-250m", 247.4}, {"llama-350m", 368.0},

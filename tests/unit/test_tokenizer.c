@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
 #include "prep/tokenizer.h"
 #include "tests/check.h"
 
@@ -202,7 +202,7 @@ static void test_known_ids(void)
         return;
     static const uint32_t hello[] = {15496, 995};
     check_ids(gpt2, "Hello world", 11, hello, 2, 0);
-    /* DATA.md's "1 15043 3186 29991" includes the BOS that cod-prep writes as the doc token. */
+    /* The LLaMA tokenizer's "1 15043 3186 29991" includes the BOS that cod-prep writes as the doc token. */
     static const uint32_t hello_llama[] = {15043, 3186, 29991};
     check_ids(llama, "Hello world!", 12, hello_llama, 3, 0);
     CHECK(tokenizer_vocab_size(gpt2) == 50257 && tokenizer_doc_token(gpt2) == 50256, "gpt2 sizes");

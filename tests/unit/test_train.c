@@ -7,10 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "spec/spec.h"
 #include "tests/check.h"
+#include "trainer/data_check.h"
 #include "trainer/dataloader.h"
 #include "trainer/schedule.h"
-#include "trainer/spec.h"
 #include "trainer/train.h"
 
 static char dir[256];

@@ -17,10 +17,22 @@ static void put(const char *text, const char *mode)
     fclose(f);
 }
 
+/* A path that does not fit is refused, naming it, never cut to another file's name. */
+static void too_long_path(void)
+{
+    struct tail t;
+    char longpath[5000], err[256] = "";
+    memset(longpath, 'a', sizeof longpath - 1);
+    longpath[0] = '/';
+    longpath[sizeof longpath - 1] = '\0';
+    CHECK(tail_init(&t, longpath, err, sizeof err) == -1, "a 4999-byte path accepted");
+    CHECK(strstr(err, "path too long") && strstr(err, "/aaaa"), "err: %s", err);
+}
+
 static void missing_file_reads_empty(void)
 {
     struct tail t;
-    tail_init(&t, "/nonexistent/cod/metrics.jsonl");
+    CHECK(tail_init(&t, "/nonexistent/cod/metrics.jsonl", NULL, 0) == 0, "tail_init");
     char *buf, err[256];
     int n;
     long b;
@@ -31,7 +43,7 @@ static void missing_file_reads_empty(void)
 static void whole_lines_in_batches(void)
 {
     struct tail t;
-    tail_init(&t, path);
+    CHECK(tail_init(&t, path, NULL, 0) == 0, "tail_init %s", path);
     put("a\nbb\nccc\nunfinished", "w");
     char *buf, err[256];
     int n;
@@ -60,7 +72,7 @@ static void whole_lines_in_batches(void)
 static void long_lines(void)
 {
     struct tail t;
-    tail_init(&t, path);
+    CHECK(tail_init(&t, path, NULL, 0) == 0, "tail_init %s", path);
     size_t len = 300000;
     char *line = malloc(len + 2);
     memset(line, 'x', len);
@@ -80,6 +92,7 @@ static void long_lines(void)
 int main(void)
 {
     snprintf(path, sizeof path, "/tmp/cod-tail-%d.jsonl", (int)getpid());
+    RUN(too_long_path);
     RUN(missing_file_reads_empty);
     RUN(whole_lines_in_batches);
     RUN(long_lines);

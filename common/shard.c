@@ -1,4 +1,4 @@
-#include "trainer/shard.h"
+#include "common/shard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,61 +10,105 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trainer/fileio.h"
+#include "common/fileio.h"
+#include "common/path.h"
 
 static uint32_t le32(const unsigned char *p)
 {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-int shard_open(struct shard *s, const char *path, char *err, size_t errlen)
+/* Why a header and a file size are not a token shard, or NULL when they
+ * are one; *tb and *count are then its token width and count. */
+static const char *header_problem(const unsigned char *h, int64_t size, int *tb, uint32_t *count)
 {
-    memset(s, 0, sizeof(*s));
-    snprintf(s->path, sizeof(s->path), "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    uint32_t magic = le32(h), version = le32(h + 4);
+    *count = le32(h + 8);
+    *tb = magic == SHARD_MAGIC_U16 ? 2 : magic == SHARD_MAGIC_U32 ? 4 : 0;
+    if (!*tb)
+        return "bad magic (not an llm.c token shard)";
+    if (version != SHARD_VERSION)
+        return "unsupported shard version";
+    if ((int64_t)SHARD_HEADER_BYTES + (int64_t)*count * *tb != size)
+        return "file size does not match the header's token count";
+    if (*count < 2)
+        return "holds fewer than 2 tokens";
+    return NULL;
+}
+
+/* Opens path and checks that it can hold a header: the descriptor and its
+ * size, or -1 with err filled. */
+static int open_sized(const char *path, int64_t *size, char *err, size_t errlen)
+{
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        close(fd);
+    int fd = fio_open_stat(path, &st, err, errlen);
+    if (fd < 0)
         return -1;
-    }
     if (st.st_size < SHARD_HEADER_BYTES) {
         snprintf(err, errlen, "%s: too short for a token shard header (%lld bytes)", path,
                  (long long)st.st_size);
         close(fd);
         return -1;
     }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    *size = st.st_size;
+    return fd;
+}
+
+int shard_check(const char *path, struct shard_info *info, char *err, size_t errlen)
+{
+    int64_t size;
+    int fd = open_sized(path, &size, err, errlen);
+    if (fd < 0)
+        return -1;
+    unsigned char h[SHARD_HEADER_BYTES];
+    ssize_t got;
+    do
+        got = pread(fd, h, sizeof h, 0);
+    while (got < 0 && errno == EINTR);
+    int saved = errno;
+    close(fd);
+    if (got != (ssize_t)sizeof h) {
+        snprintf(err, errlen, "%s: cannot read the header: %s", path,
+                 got < 0 ? strerror(saved) : "short read");
+        return -1;
+    }
+    uint32_t count;
+    const char *why = header_problem(h, size, &info->token_bytes, &count);
+    if (why) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return -1;
+    }
+    info->n_tokens = count;
+    return 0;
+}
+
+int shard_open(struct shard *s, const char *path, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    if (path_copy(s->path, sizeof(s->path), path, err, errlen) != 0)
+        return -1;
+    int64_t size;
+    int fd = open_sized(path, &size, err, errlen);
+    if (fd < 0)
+        return -1;
+    void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (map == MAP_FAILED) {
         snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
         return -1;
     }
-    const unsigned char *h = map;
-    uint32_t magic = le32(h), version = le32(h + 4), count = le32(h + 8);
-    int tb = magic == SHARD_MAGIC_U16 ? 2 : magic == SHARD_MAGIC_U32 ? 4 : 0;
-    const char *why = NULL;
-    if (!tb)
-        why = "bad magic (not an llm.c token shard)";
-    else if (version != SHARD_VERSION)
-        why = "unsupported shard version";
-    else if ((int64_t)SHARD_HEADER_BYTES + (int64_t)count * tb != (int64_t)st.st_size)
-        why = "file size does not match the header's token count";
-    else if (count < 2)
-        why = "holds fewer than 2 tokens";
+    int tb;
+    uint32_t count;
+    const char *why = header_problem(map, size, &tb, &count);
     if (why) {
         snprintf(err, errlen, "%s: %s", path, why);
-        munmap(map, (size_t)st.st_size);
+        munmap(map, (size_t)size);
         return -1;
     }
     s->token_bytes = tb;
     s->n_tokens = count;
     s->map = map;
-    s->map_len = (size_t)st.st_size;
+    s->map_len = (size_t)size;
     return 0;
 }
 
@@ -86,19 +130,15 @@ int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_b
         snprintf(err, errlen, "%s: token count %lld does not fit a shard header", path, (long long)n);
         return -1;
     }
-    char tmp[4200];
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
+    struct fio_temp out;
+    if (fio_temp_open(&out, path, err, errlen) != 0)
         return -1;
-    }
     unsigned char header[SHARD_HEADER_BYTES] = {0};
     uint32_t head[3] = {token_bytes == 2 ? SHARD_MAGIC_U16 : SHARD_MAGIC_U32, SHARD_VERSION, (uint32_t)n};
     for (int i = 0; i < 3; i++)
         for (int b = 0; b < 4; b++)
             header[i * 4 + b] = (unsigned char)(head[i] >> (8 * b));
-    int rc = fio_write_all(fd, header, sizeof(header));
+    int rc = fio_write_all(out.fd, header, sizeof(header));
     enum { CHUNK = 1 << 16 };
     unsigned char *buf = malloc((size_t)CHUNK * 4);
     if (!buf)
@@ -111,30 +151,16 @@ int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_b
                 snprintf(err, errlen, "%s: token %u at %lld does not fit 16 bits", path, t,
                          (long long)(i + j));
                 free(buf);
-                close(fd);
-                unlink(tmp);
+                fio_temp_abort(&out);
                 return -1;
             }
             for (int b = 0; b < token_bytes; b++)
                 buf[j * token_bytes + b] = (unsigned char)(t >> (8 * b));
         }
-        rc = fio_write_all(fd, buf, (size_t)m * (size_t)token_bytes);
+        rc = fio_write_all(out.fd, buf, (size_t)m * (size_t)token_bytes);
     }
     free(buf);
-    if (rc == 0)
-        rc = fsync(fd);
-    if (close(fd) != 0)
-        rc = -1;
-    if (rc == 0)
-        rc = rename(tmp, path);
-    if (rc == 0)
-        rc = fio_fsync_dir_of(path);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return fio_temp_commit(&out, rc, err, errlen);
 }
 
 int shard_glob(const char *pattern, char ***paths, int *n, char *err, size_t errlen)

@@ -1,5 +1,5 @@
 /* HTTP client over libcurl: see http_client.h. */
-#include "clients/http_client.h"
+#include "common/http_client.h"
 
 #include <curl/curl.h>
 #include <stdio.h>

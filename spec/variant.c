@@ -1,4 +1,4 @@
-#include "trainer/variant.h"
+#include "spec/variant.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,7 +57,7 @@ struct enum_field {
     const char *values[5];
 };
 
-static const struct enum_field fields[] = {
+static const struct enum_field fields[VARIANT_N_ENUMS] = {
     {"placement", {"pre", "post", "sandwich", "mix", NULL}},
     {"ln_scale", {"none", "inv_sqrt_depth", NULL}},
     {"lns_position", {"after_ln", "before_ln", "after_sublayer", "after_residual", NULL}},
@@ -83,6 +83,11 @@ int variant_enum(const char *field, const char *value)
     return -1;
 }
 
+const char *variant_enum_field(int i)
+{
+    return i >= 0 && i < VARIANT_N_ENUMS ? fields[i].field : NULL;
+}
+
 const char *variant_enum_name(const char *field, int value)
 {
     const struct enum_field *f = find_field(field);
@@ -102,22 +107,4 @@ const char *variant_enum_choices(const char *field)
     for (int i = 0; f->values[i]; i++)
         snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? ", " : "", f->values[i]);
     return buf;
-}
-
-int variant_mix_post_layers(const struct norm_variant *v, int n_layers)
-{
-    return v->mix_post_layers >= 0 ? v->mix_post_layers : n_layers / 4;
-}
-
-void variant_block(const struct norm_variant *v, int layer, int n_layers, struct block_cfg *b)
-{
-    b->post = v->placement == PLACE_POST ||
-              (v->placement == PLACE_MIX && layer <= variant_mix_post_layers(v, n_layers));
-    b->sandwich = v->placement == PLACE_SANDWICH;
-    double s = v->ln_scale == LN_SCALE_INV_SQRT_DEPTH ? 1.0 / sqrt((double)layer) : 1.0;
-    b->s_attn = v->lns_sublayers == LNS_FFN ? 1.0 : s;
-    b->s_ffn = v->lns_sublayers == LNS_ATTN ? 1.0 : s;
-    b->s_pos = v->lns_position;
-    b->alpha = v->residual == RES_SCALED ? v->residual_alpha : 1.0;
-    b->residual = v->residual;
 }

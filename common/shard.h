@@ -22,6 +22,18 @@ struct shard {
     size_t map_len;
 };
 
+/* What a shard's header says. */
+struct shard_info {
+    int token_bytes;          /* 2 or 4 */
+    int64_t n_tokens;
+};
+
+/* Checks a shard without reading its tokens: the header (magic, version,
+ * count) and that the file's size matches it. It costs one open and one
+ * 1 KiB read whatever the shard's size, so that cod-server can check a
+ * submission's data without scanning it. 0, or -1 with err naming the file. */
+int shard_check(const char *path, struct shard_info *info, char *err, size_t errlen);
+
 /* Maps a shard and checks its header and size. 0 on success, else -1 with err filled. */
 int shard_open(struct shard *s, const char *path, char *err, size_t errlen);
 void shard_close(struct shard *s);

@@ -1,7 +1,10 @@
-/* The job spec (DESIGN.md §3): parsing, defaults from the paper's recipe
- * (PAPER.md §4), validation that names the offending field, and the JSON
- * form with every default filled in. The server validates submissions with
- * this same module, so nothing the trainer would refuse is ever queued. */
+/* The job spec (docs/spec.md): one experiment's model, normalization
+ * variant, data, training recipe, cadences and resources. Parsing fills
+ * every omitted field from the paper's recipe and refuses a bad value by
+ * naming its field; the JSON form writes every default explicitly. Pure:
+ * it touches no file (the data checks are spec/data.h), so cod-server
+ * validates submissions with this same module and nothing the trainer would
+ * refuse is ever queued. */
 #ifndef COD_SPEC_H
 #define COD_SPEC_H
 
@@ -10,12 +13,12 @@
 
 #include <jansson.h>
 
-#include "trainer/variant.h"
+#include "spec/variant.h"
 
 struct model_shape {
     char preset[32];   /* preset name, or "custom" for the object form */
     int dim, n_layers, n_heads, ffn_dim;
-    int vocab;         /* 0 until known: taken from the data (spec_check_data) */
+    int vocab;         /* 0 until known: from meta.json (spec/data.h) or the tokens (trainer/data_check.h) */
 };
 
 struct train_cfg {
@@ -52,10 +55,6 @@ struct spec_error {
  * recipe's values. Returns 0, or -1 with *err naming the field. Touches no file. */
 int spec_parse(const char *text, size_t len, struct job_spec *out, struct spec_error *err);
 int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err);
-
-/* Checks that the data globs match readable shards, and fills model.vocab
- * from the data when the spec leaves it out. */
-int spec_check_data(struct job_spec *s, struct spec_error *err);
 
 /* The complete spec as JSON (every default explicit); parsing it back gives
  * the same spec. Caller owns the reference. NULL only on out-of-memory. */

@@ -1,7 +1,7 @@
-/* Normalization variants (DESIGN.md §4, PAPER.md §1). A variant is four
- * orthogonal settings: placement, LN scaling (with its position), residual
- * and init. Presets are named points in that space; variant_block() turns a
- * variant into the exact recipe of block ℓ (1-based) of an L-block model. */
+/* Normalization variants (docs/variants.md). A variant is four orthogonal
+ * settings: placement, LN scaling (with its position), residual and init.
+ * Presets are named points in that space. This is what a spec names; the
+ * recipe of each block of a model follows from it in trainer/block.h. */
 #ifndef COD_VARIANT_H
 #define COD_VARIANT_H
 
@@ -27,21 +27,15 @@ struct norm_variant {
     double init_std;           /* std of N(0, σ) Linear init (0.02) */
 };
 
-/* The resolved recipe of one block. */
-struct block_cfg {
-    int post;                  /* Post-LN: norms after the residual add */
-    int sandwich;              /* extra norm on each sub-layer output */
-    double s_attn, s_ffn;      /* depth scale of each sub-layer (1 when unscaled) */
-    enum lns_position s_pos;
-    double alpha;              /* multiplier of the residual stream at each add */
-    enum residual residual;
-};
-
 /* Fills *v with a preset; -1 if the name is unknown. */
 int variant_preset(const char *name, struct norm_variant *v);
 /* Comma-separated preset names, for error messages. */
 const char *variant_preset_names(void);
 
+/* The enum settings, in this order: placement, ln_scale, lns_position,
+ * lns_sublayers, residual, init. variant_enum_field(i) names the i-th. */
+#define VARIANT_N_ENUMS 6
+const char *variant_enum_field(int i);
 /* Maps the object form's string settings onto enums. field is one of
  * placement, ln_scale, lns_position, lns_sublayers, residual, init; returns
  * the enum value, or -1 if the field or the value is unknown. */
@@ -50,9 +44,5 @@ int variant_enum(const char *field, const char *value);
 const char *variant_enum_choices(const char *field);
 /* The string of an enum value (inverse of variant_enum). */
 const char *variant_enum_name(const char *field, int value);
-
-void variant_block(const struct norm_variant *v, int layer, int n_layers, struct block_cfg *b);
-/* Number of leading Post-LN blocks of a Mix-LN model of n_layers. */
-int variant_mix_post_layers(const struct norm_variant *v, int n_layers);
 
 #endif

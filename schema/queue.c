@@ -1,0 +1,152 @@
+/* The queue's entries: experiments and sweeps as submitted (an
+ * Idempotency-Key makes a retry return what the first call made), and
+ * cancelling one. What leaves the queue, and how, is leases.c. */
+#include "schema/db.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static const char q_insert_exp[] =
+    "INSERT INTO experiments (name, model, norm, device, gpus, priority, max_attempts,"
+    " steps, spec, state, sweep_id, sweep_cell, idem_key, created)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?11, ?12, ?13)";
+static const char q_idem_exp[] =
+    "SELECT id, spec FROM experiments WHERE idem_key = ?1";
+static const char q_idem_sweep[] =
+    "SELECT id, body FROM sweeps WHERE idem_key = ?1";
+static const char q_insert_sweep[] =
+    "INSERT INTO sweeps (created, idem_key, body) VALUES (?1, ?2, ?3)";
+static const char q_exp_state[] =
+    "SELECT state FROM experiments WHERE id = ?1";
+static const char q_cancel_queued[] =
+    "UPDATE experiments SET state = 'cancelled', finished = ?2,"
+    " reason = 'cancelled before it started' WHERE id = ?1";
+static const char q_cancel_running[] =
+    "UPDATE experiments SET cancel_req = 1 WHERE id = ?1";
+
+/* The row an Idempotency-Key already made: ST_OK when it was made from the
+ * same request (text: the complete spec, or the sweep's body), ST_CONFLICT
+ * when the key is being reused for a different one. */
+static int lookup_idem(struct conn *c, const char *sql, const char *key, const char *text, int64_t *id)
+{
+    sqlite3_stmt *s = db_stmt(c, sql);
+    if (!s)
+        return ST_ERROR;
+    sqlite3_bind_text(s, 1, key, -1, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(s, 0);
+        const char *was = (const char *)sqlite3_column_text(s, 1);
+        return was && text && !strcmp(was, text) ? ST_OK : ST_CONFLICT;
+    }
+    return rc == SQLITE_DONE ? ST_NOTFOUND : ST_ERROR;
+}
+
+static int insert_exp(struct conn *c, const struct new_experiment *e, int64_t sweep,
+                      const char *idem_key, double now, int64_t *id)
+{
+    sqlite3_stmt *s = db_stmt(c, q_insert_exp);
+    if (!s)
+        return ST_ERROR;
+    db_bind_text(s, 1, e->name);
+    db_bind_text(s, 2, e->model);
+    db_bind_text(s, 3, e->norm);
+    db_bind_text(s, 4, e->device);
+    sqlite3_bind_int(s, 5, e->gpus);
+    sqlite3_bind_int(s, 6, e->priority);
+    sqlite3_bind_int(s, 7, e->max_attempts);
+    sqlite3_bind_int64(s, 8, e->steps);
+    db_bind_text(s, 9, e->spec_json);
+    if (sweep)
+        sqlite3_bind_int64(s, 10, sweep);
+    db_bind_text(s, 11, e->cell_json);
+    db_bind_text(s, 12, idem_key);
+    sqlite3_bind_double(s, 13, now);
+    if (db_exec(c, s) != 0)
+        return ST_ERROR;
+    *id = sqlite3_last_insert_rowid(c->db);
+    return ST_OK;
+}
+
+int store_create_experiment(struct store *st, const struct new_experiment *e, const char *idem_key,
+                            int64_t *id, int *replayed)
+{
+    *replayed = 0;
+    if (db_begin(st) != 0)
+        return ST_ERROR;
+    struct conn *c = &st->writer;
+    if (idem_key) {
+        int rc = lookup_idem(c, q_idem_exp, idem_key, e->spec_json, id);
+        if (rc == ST_OK || rc == ST_CONFLICT) {
+            *replayed = rc == ST_OK;
+            db_end(st, ST_CONFLICT);  /* nothing to write */
+            return rc;
+        }
+        if (rc == ST_ERROR)
+            return db_end(st, ST_ERROR);
+    }
+    return db_end(st, insert_exp(c, e, 0, idem_key, store_now(), id));
+}
+
+int store_create_sweep(struct store *st, const char *body, const char *idem_key,
+                       const struct new_experiment *cells, int n, int64_t *sweep_id, int *replayed)
+{
+    *replayed = 0;
+    if (db_begin(st) != 0)
+        return ST_ERROR;
+    struct conn *c = &st->writer;
+    if (idem_key) {
+        int rc = lookup_idem(c, q_idem_sweep, idem_key, body, sweep_id);
+        if (rc == ST_OK || rc == ST_CONFLICT) {
+            *replayed = rc == ST_OK;
+            db_end(st, ST_CONFLICT);
+            return rc;
+        }
+        if (rc == ST_ERROR)
+            return db_end(st, ST_ERROR);
+    }
+    double now = store_now();
+    sqlite3_stmt *s = db_stmt(c, q_insert_sweep);
+    if (!s)
+        return db_end(st, ST_ERROR);
+    sqlite3_bind_double(s, 1, now);
+    db_bind_text(s, 2, idem_key);
+    db_bind_text(s, 3, body);
+    if (db_exec(c, s) != 0)
+        return db_end(st, ST_ERROR);
+    *sweep_id = sqlite3_last_insert_rowid(c->db);
+    for (int i = 0; i < n; i++) {
+        int64_t id;
+        if (insert_exp(c, &cells[i], *sweep_id, NULL, now, &id) != ST_OK)
+            return db_end(st, ST_ERROR);
+    }
+    return db_end(st, ST_OK);
+}
+
+int store_cancel(struct store *st, int64_t id)
+{
+    if (db_begin(st) != 0)
+        return ST_ERROR;
+    struct conn *c = &st->writer;
+    sqlite3_stmt *s;
+    int rc = db_one_row(c, q_exp_state, id, &s);
+    if (rc != ST_OK)
+        return db_end(st, rc);
+    char state[16];
+    snprintf(state, sizeof state, "%s", (const char *)sqlite3_column_text(s, 0));
+    if (!strcmp(state, "queued")) {
+        s = db_stmt(c, q_cancel_queued);
+        if (!s)
+            return db_end(st, ST_ERROR);
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_double(s, 2, store_now());
+    } else if (!strcmp(state, "running")) {
+        s = db_stmt(c, q_cancel_running);
+        if (!s)
+            return db_end(st, ST_ERROR);
+        sqlite3_bind_int64(s, 1, id);
+    } else {
+        return db_end(st, ST_CONFLICT);
+    }
+    return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
+}

@@ -1,0 +1,147 @@
+/* The worker registry: registering, a worker saying it stops, removing a
+ * gone one, and each worker's state from what the server last heard of it
+ * (store.h). */
+#include "schema/db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char q_insert_worker[] =
+    "INSERT INTO workers (name, device, capacity, registered, last_seen)"
+    " VALUES (?1, ?2, ?3, ?4, ?4)";
+static const char q_seen[] =
+    "UPDATE workers SET last_seen = ?2 WHERE id = ?1";
+static const char q_worker_stop[] =
+    "UPDATE workers SET stopped = ?2 WHERE id = ?1 AND removed IS NULL";
+static const char q_worker_gone[] =
+    "SELECT w.last_seen, w.stopped IS NOT NULL, (SELECT count(*) FROM runs"
+    " WHERE worker_id = w.id AND state = 'active')"
+    " FROM workers w WHERE w.id = ?1 AND w.removed IS NULL";
+static const char q_worker_remove[] =
+    "UPDATE workers SET removed = ?2 WHERE id = ?1";
+static const char q_workers[] =
+    "SELECT w.id, w.name, w.device, w.capacity, w.registered, w.last_seen,"
+    " (SELECT group_concat(experiment_id) FROM runs"
+    "  WHERE worker_id = w.id AND state = 'active'), w.stopped IS NOT NULL"
+    " FROM workers w WHERE w.removed IS NULL ORDER BY w.id";
+
+int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
+                          int64_t *id)
+{
+    if (db_begin(st) != 0)
+        return ST_ERROR;
+    struct conn *c = &st->writer;
+    sqlite3_stmt *s = db_stmt(c, q_insert_worker);
+    if (!s)
+        return db_end(st, ST_ERROR);
+    db_bind_text(s, 1, name);
+    db_bind_text(s, 2, device);
+    sqlite3_bind_int(s, 3, capacity);
+    sqlite3_bind_double(s, 4, store_now());
+    if (db_exec(c, s) != 0)
+        return db_end(st, ST_ERROR);
+    *id = sqlite3_last_insert_rowid(c->db);
+    return db_end(st, ST_OK);
+}
+
+int db_touch_worker(struct conn *c, int64_t worker, double now)
+{
+    sqlite3_stmt *s = db_stmt(c, q_seen);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, worker);
+    sqlite3_bind_double(s, 2, now);
+    return db_exec(c, s);
+}
+
+/* A worker's state from what the server last heard of it (store.h). */
+static const char *worker_state(int stopped, double age, double lost_after, int runs)
+{
+    return stopped ? "offline" : age > lost_after ? "lost" : runs ? "busy" : "idle";
+}
+
+int store_worker_offline(struct store *st, int64_t worker)
+{
+    if (db_begin(st) != 0)
+        return ST_ERROR;
+    struct conn *c = &st->writer;
+    sqlite3_stmt *s = db_stmt(c, q_worker_stop);
+    if (!s)
+        return db_end(st, ST_ERROR);
+    sqlite3_bind_int64(s, 1, worker);
+    sqlite3_bind_double(s, 2, store_now());
+    if (db_exec(c, s) != 0)
+        return db_end(st, ST_ERROR);
+    return db_end(st, sqlite3_changes(c->db) ? ST_OK : ST_NOTFOUND);
+}
+
+int store_remove_worker(struct store *st, int64_t worker, double lost_after, char *state,
+                        size_t n, int *runs)
+{
+    if (db_begin(st) != 0)
+        return ST_ERROR;
+    struct conn *c = &st->writer;
+    double now = store_now();
+    sqlite3_stmt *s;
+    int rc = db_one_row(c, q_worker_gone, worker, &s);
+    if (rc != ST_OK)
+        return db_end(st, rc);
+    *runs = sqlite3_column_int(s, 2);
+    const char *is = worker_state(sqlite3_column_int(s, 1), now - sqlite3_column_double(s, 0),
+                                  lost_after, *runs);
+    snprintf(state, n, "%s", is);
+    /* A worker still heard from, or one whose run has yet to lapse, stays. */
+    if (*runs || (strcmp(is, "offline") && strcmp(is, "lost")))
+        return db_end(st, ST_CONFLICT);
+    if (!(s = db_stmt(c, q_worker_remove)))
+        return db_end(st, ST_ERROR);
+    sqlite3_bind_int64(s, 1, worker);
+    sqlite3_bind_double(s, 2, now);
+    return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
+}
+
+json_t *db_worker_rows(struct conn *c, double lost_after)
+{
+    sqlite3_stmt *s = db_stmt(c, q_workers);
+    json_t *arr = json_array();
+    if (!s || !arr) {
+        json_decref(arr);
+        return NULL;
+    }
+    double now = store_now();
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        double age = now - sqlite3_column_double(s, 5);
+        json_t *exps = json_array();
+        const char *list = (const char *)sqlite3_column_text(s, 6);
+        for (const char *p = list; p && *p;) {
+            char *e;
+            json_array_append_new(exps, json_integer(strtoll(p, &e, 10)));
+            p = *e ? e + 1 : e;
+        }
+        const char *state = worker_state(sqlite3_column_int(s, 7), age, lost_after,
+                                         (int)json_array_size(exps));
+        json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:f,s:s,s:o}", "id",
+                                             db_col_json(s, 0), "name", db_col_json(s, 1), "device",
+                                             db_col_json(s, 2), "capacity", db_col_json(s, 3),
+                                             "registered", db_col_json(s, 4), "heartbeat_age_s",
+                                             age, "state", state, "experiments", exps));
+    }
+    if (rc != SQLITE_DONE) {
+        json_decref(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+int store_workers(struct store *st, double lost_after, json_t **out)
+{
+    struct conn *c = db_reader_get(st);
+    json_t *arr = db_worker_rows(c, lost_after);
+    db_reader_put(st, c);
+    if (!arr)
+        return ST_ERROR;
+    *out = json_pack("{s:o}", "workers", arr);
+    return *out ? ST_OK : ST_ERROR;
+}
