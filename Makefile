@@ -16,7 +16,7 @@ MAINS    = worker/cod_train.c worker/cod_analyze.c worker/cod_worker.c prep/cod_
 # I/O (common/), and the job spec with its cheap data checks (spec/).
 COMMON_SRC = $(filter-out $(CLIENT_SRC),$(wildcard common/*.c))
 SPEC_SRC   = $(wildcard spec/*.c)
-CORE_SRC = $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
+CORE_SRC = $(wildcard kernels/*.c) $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
 PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
 LIB_SRC  = $(COMMON_SRC) $(SPEC_SRC) $(CORE_SRC) $(PREP_SRC)
 LIB_LIBS = -lopenblas -ljansson -lpcre2-8 -lcrypto -lm -fopenmp -lpthread

@@ -25,7 +25,7 @@ check "the folders are the table's (no part left out of it)" \
 # Every global symbol the trainer, the kernels and the tokenizers define
 # (objects of sources that still exist: a build folder may hold older ones).
 objs=()
-for src in trainer/*.c kernels/cpu/*.c prep/*.c kernels/cuda/*.cu; do
+for src in trainer/*.c kernels/*.c kernels/cpu/*.c prep/*.c kernels/cuda/*.cu; do
     for o in "build/rel/${src%.c}.o" "build/cuda/${src%.cu}.o"; do [ -f "$o" ] && objs+=("$o"); done
 done
 syms=$(nm -g --defined-only "${objs[@]}" | awk 'NF == 3 && $3 != "main" {print $3}' | sort -u)

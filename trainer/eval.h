@@ -18,4 +18,9 @@ struct eval_result {
 struct eval_result eval_run(struct model *m, const struct loader *val, int64_t tokens,
                             int32_t *tok, int32_t *tgt);
 
+/* The share of rank `rank` of `world` (every world-th sequence from the
+ * rank-th): its summed loss and its count of targets, for the ranks to add. */
+void eval_shard(struct model *m, const struct loader *val, int64_t tokens, int rank, int world,
+                int32_t *tok, int32_t *tgt, double *sum, int64_t *count);
+
 #endif

@@ -687,10 +687,16 @@ void model_backward(struct model *m)
     act *ga = m->dstream[0], *gnext = m->dstream[1];
     o->rmsnorm_bwd(ga, DW(m, L + 1, P_FINAL_NORM), m->dxf, m->stream[L], W(m, L + 1, P_FINAL_NORM),
                    m->rstd_f, N, d, 1, 1, NULL, 0);
+    if (m->grads_ready)
+        m->grads_ready(m->grads_ctx, m->block_end[L - 1], m->n_params);
     for (int l = L; l >= 1; l--) {
         struct sub_acts *aa = &m->acts[2 * (l - 1)], *af = aa + 1;
         sublayer_bwd(m, l, 0, af, ga, gnext, N);
         sublayer_bwd(m, l, 1, aa, gnext, ga, N);
+        if (m->grads_ready)
+            m->grads_ready(m->grads_ctx, m->block_first[l - 1], m->block_end[l - 1]);
     }
     o->embedding_bwd(DW(m, 0, P_EMBED), ga, m->tokens, m->emb_pos, m->emb_start, m->emb_groups, d);
+    if (m->grads_ready)
+        m->grads_ready(m->grads_ctx, 0, m->block_first[0]);
 }

@@ -92,6 +92,12 @@ struct model {
     void **allocs;                  /* every buffer, for model_destroy */
     int n_allocs;
     size_t bytes;                   /* asked of the backend, for out-of-memory reports */
+    /* NULL, or told as the backward completes the gradients of a range of
+     * the parameter buffer [lo, hi): the lm_head's and final norm's first,
+     * then each block's from the last, the embedding's last; a
+     * data-parallel trainer starts summing them while the backward goes on */
+    void (*grads_ready)(void *ctx, size_t lo, size_t hi);
+    void *grads_ctx;
     /* Layer pruning (trainer/prune.h): NULL, or [L] flags; skip[l-1] != 0
      * makes block l the identity in model_forward, while every other block
      * keeps its own block_cfg (its original ℓ). Forward only: the skipped

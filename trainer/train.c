@@ -9,6 +9,7 @@
 
 #include "common/fileio.h"
 #include "common/path.h"
+#include "kernels/comm.h"
 #include "trainer/angular.h"
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
@@ -30,6 +31,8 @@ struct run {
     int32_t *tok, *tgt;
     struct layer_stats stats;
     json_t *spec_json;
+    struct comm *comm; /* the gang's, or comm_single */
+    int rank, world;
 };
 
 static double now(void)
@@ -39,8 +42,11 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Rank 0 speaks for the gang: it alone writes and reports metrics. */
 static void emit(struct run *r, long step, const char *name, int layer, double value)
 {
+    if (r->rank != 0)
+        return;
     metrics_log_write(&r->log, step, name, layer, value);
     if (r->hooks && r->hooks->metric)
         r->hooks->metric(r->hooks->ctx, step, name, layer, value);
@@ -58,13 +64,20 @@ static void say(struct run *r, const char *fmt, ...)
         r->hooks->log(r->hooks->ctx, line);
 }
 
+/* Each rank evaluates its share of the held-out sequences; the sums add. */
 static void evaluate(struct run *r, long step)
 {
-    struct eval_result e = eval_run(&r->m, &r->val, r->spec->eval_tokens, r->tok, r->tgt);
-    emit(r, step, "eval/loss", -1, e.loss);
-    emit(r, step, "eval/ppl", -1, e.ppl);
-    say(r, "eval step %ld: loss %.4f ppl %.2f over %lld tokens", step, e.loss, e.ppl,
-        (long long)e.tokens);
+    int64_t count;
+    double v[2];
+    eval_shard(&r->m, &r->val, r->spec->eval_tokens, r->rank, r->world, r->tok, r->tgt, &v[0],
+               &count);
+    v[1] = (double)count;
+    r->comm->allreduce_host(r->comm, v, 2);
+    double loss = v[1] > 0 ? v[0] / v[1] : NAN, ppl = exp(loss);
+    emit(r, step, "eval/loss", -1, loss);
+    emit(r, step, "eval/ppl", -1, ppl);
+    if (r->rank == 0)
+        say(r, "eval step %ld: loss %.4f ppl %.2f over %.0f tokens", step, loss, ppl, v[1]);
 }
 
 /* Activations on the fixed held-out batch: the first micro-batch of validation. */
@@ -92,6 +105,8 @@ static void layer_stats(struct run *r, long step, int with_grads)
 
 static int save(struct run *r, long step, char *err, size_t errlen)
 {
+    if (r->rank != 0)
+        return 0;
     struct train_state st = {step, (long long)step * r->spec->train.batch_seqs, r->spec->train.seed};
     if (checkpoint_save(r->out_dir, &r->m, r->adam_m, r->adam_v, &st, r->spec_json,
                         r->spec->checkpoint_keep, err, errlen))
@@ -131,10 +146,51 @@ static int resume(struct run *r, long *step, char *err, size_t errlen)
     return 1;
 }
 
+/* Rank 0 decides from its checkpoints; the others take its state. */
+static int resume_gang(struct run *r, int want, long *step, char *err, size_t errlen)
+{
+    double v[2] = {0, 0};
+    if (r->rank == 0 && want) {
+        int found = resume(r, step, err, errlen);
+        v[0] = found;
+        v[1] = found > 0 ? (double)*step : 0;
+    }
+    r->comm->allreduce_host(r->comm, v, 2);
+    if (v[0] < 0) {
+        if (r->rank != 0)
+            snprintf(err, errlen, "rank 0 could not resume the run");
+        return -1;
+    }
+    if (v[0] == 0)
+        return 0;
+    *step = (long)v[1];
+    if (r->world > 1) {
+        size_t n = r->m.n_params;
+        r->comm->broadcast(r->comm, r->m.params, n, 0);
+        r->comm->broadcast(r->comm, r->adam_m, n, 0);
+        r->comm->broadcast(r->comm, r->adam_v, n, 0);
+        r->comm->wait(r->comm);
+        model_sync_weights(&r->m);
+    }
+    return 1;
+}
+
+int64_t train_sample_index(const struct job_spec *s, long step, int rank, int world, int i)
+{
+    return (int64_t)step * s->train.batch_seqs + (int64_t)rank * (s->train.batch_seqs / world) + i;
+}
+
 static int setup(struct run *r, char *err, size_t errlen)
 {
     const struct job_spec *s = r->spec;
     const struct ops *o = r->m.ops;
+    if (s->train.batch_seqs % (r->world * s->train.micro_batch) != 0) {
+        snprintf(err, errlen,
+                 "train.batch_seqs: %d sequences do not split over %d ranks in micro-batches "
+                 "of %d",
+                 s->train.batch_seqs, r->world, s->train.micro_batch);
+        return -1;
+    }
     if (loader_open(&r->train, s->train_glob, s->train.seq_len, s->train.seed, err, errlen) ||
         loader_open(&r->val, s->val_glob, s->train.seq_len, s->train.seed, err, errlen))
         return -1;
@@ -182,22 +238,39 @@ static void teardown(struct run *r)
     metrics_log_close(&r->log);
 }
 
-/* One optimizer update over batch_seqs sequences; returns the mean loss. */
+static void sum_grads(void *ctx, size_t lo, size_t hi)
+{
+    struct run *r = ctx;
+    r->comm->allreduce(r->comm, r->m.grads + lo, hi - lo);
+}
+
+/* One optimizer update over batch_seqs sequences, this rank's share of
+ * them; returns the share's summed loss. The gradients are scaled for the
+ * whole batch, so the ranks' sum is the batch's mean gradient: every rank
+ * then takes the same Adam step. */
 static double update(struct run *r, long step, int with_stats, double *grad_norm, double *lr)
 {
     const struct job_spec *s = r->spec;
     const struct ops *o = r->m.ops;
-    int T = s->train.seq_len, mb = s->train.micro_batch, n_micro = s->train.batch_seqs / mb;
+    int T = s->train.seq_len, mb = s->train.micro_batch;
+    int n_micro = s->train.batch_seqs / r->world / mb;
     /* every target counts here (shards have no padding), so the mean is over batch·T */
     double count = (double)s->train.batch_seqs * T, sum = 0;
     o->zero(r->m.grads, r->m.n_params);
     for (int k = 0; k < n_micro; k++) {
-        int64_t first = (int64_t)step * s->train.batch_seqs + (int64_t)k * mb;
         for (int b = 0; b < mb; b++)
-            loader_sample(&r->train, first + b, r->tok + (size_t)b * T, r->tgt + (size_t)b * T);
+            loader_sample(&r->train, train_sample_index(s, step, r->rank, r->world, k * mb + b),
+                          r->tok + (size_t)b * T, r->tgt + (size_t)b * T);
         sum += model_forward(&r->m, r->tok, r->tgt, mb, (real)(1.0 / count));
+        if (r->world > 1 && k == n_micro - 1) {
+            /* the last micro-batch: each block's gradients go out as they are done */
+            r->m.grads_ready = sum_grads;
+            r->m.grads_ctx = r;
+        }
         model_backward(&r->m);
+        r->m.grads_ready = NULL;
     }
+    r->comm->wait(r->comm);
     if (with_stats)
         o->copy(r->before, r->m.params, r->m.n_params);
     *lr = schedule_lr(s->train.lr, s->train.warmup, s->train.steps, s->train.min_lr_ratio, step);
@@ -211,7 +284,7 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
         stats_grad_norms(&r->m, &r->stats, clip);
         stats_update_ratios(&r->m, r->before, &r->stats);
     }
-    return sum / count;
+    return sum;
 }
 
 /* A fault of the device (a GPU's illegal address, a failed library call)
@@ -220,9 +293,12 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
 static int device_fault(struct run *r, long step, char *err, size_t errlen)
 {
     char why[900];
-    if (r->m.ops->error(why, sizeof(why)) == 0)
+    if (r->m.ops->error(why, sizeof(why)) != 0)
+        snprintf(err, errlen, "device fault on %s at step %ld: %s", r->m.ops->name, step, why);
+    else if (r->comm->error(r->comm, why, sizeof(why)) != 0)
+        snprintf(err, errlen, "the gang's communication failed at step %ld: %s", step, why);
+    else
         return 0;
-    snprintf(err, errlen, "device fault on %s at step %ld: %s", r->m.ops->name, step, why);
     say(r, "%s", err);
     return -1;
 }
@@ -293,27 +369,34 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     r.hooks = hooks;
     r.out_dir = out_dir;
     r.m.ops = opts->ops;
+    r.comm = opts->comm ? opts->comm : &comm_single;
+    r.rank = r.comm->rank;
+    r.world = r.comm->size;
     int rc = TRAIN_FAILED;
     long step = 0;
     if (setup(&r, err, errlen))
         goto out;
-    int resumed = 0;
-    if (opts->resume && (resumed = resume(&r, &step, err, errlen)) < 0)
+    /* every rank starts from the seed's weights, identical, unless rank 0 resumes */
+    if (model_init_weights(&r.m, spec->train.seed, err, errlen))
         goto out;
-    if (!resumed && model_init_weights(&r.m, spec->train.seed, err, errlen))
+    int resumed = resume_gang(&r, opts->resume, &step, err, errlen);
+    if (resumed < 0 || device_fault(&r, step, err, errlen))
         goto out;
-    if (metrics_log_open(&r.log, out_dir, resumed ? step : -1, err, errlen))
+    if (r.rank == 0 && metrics_log_open(&r.log, out_dir, resumed ? step : -1, err, errlen))
         goto out;
-    say(&r, "%s: %s, norm %s, %.2fM parameters, %ld steps of %d × %d tokens on %s%s",
+    char gang[48] = "";
+    if (r.world > 1)
+        snprintf(gang, sizeof gang, ", rank %d of %d", r.rank, r.world);
+    say(&r, "%s: %s, norm %s, %.2fM parameters, %ld steps of %d × %d tokens on %s%s%s",
         spec->name, spec->model.preset, spec->norm.name, r.m.n_weights / 1e6, spec->train.steps,
-        spec->train.batch_seqs, spec->train.seq_len, opts->ops->name,
+        spec->train.batch_seqs, spec->train.seq_len, opts->ops->name, gang,
         resumed ? " (resumed)" : "");
     if (resumed)
         say(&r, "resumed at step %ld", step);
     if (!resumed) {
         if (spec->eval_every > 0)
             evaluate(&r, 0);
-        if (spec->stats_every > 0)
+        if (spec->stats_every > 0 && r.rank == 0)
             layer_stats(&r, 0, 0);
         if (device_fault(&r, 0, err, errlen))
             goto out;
@@ -321,15 +404,23 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     double tokens_per_step = (double)spec->train.batch_seqs * spec->train.seq_len;
     double last_print = now() - 1e9, started = now();
     long first_step = step;
+    double count = tokens_per_step;
     while (step < spec->train.steps) {
-        int with_stats = spec->stats_every > 0 && ((step + 1) % spec->stats_every == 0 ||
-                                                   step + 1 == spec->train.steps);
+        int with_stats = r.rank == 0 && spec->stats_every > 0 &&
+                         ((step + 1) % spec->stats_every == 0 || step + 1 == spec->train.steps);
         double t0 = now(), gnorm, lr;
-        double loss = update(&r, step, with_stats, &gnorm, &lr);
-        double dt = now() - t0;
+        double local = update(&r, step, with_stats, &gnorm, &lr);
         step++;
         if (device_fault(&r, step, err, errlen))
             goto out;
+        /* one collective a step: the loss, and whether any rank must stop */
+        int want = hooks && hooks->should_stop ? hooks->should_stop(hooks->ctx) : TRAIN_GO_ON;
+        double v[3] = {local, want == TRAIN_STOP_CHECKPOINT, want == TRAIN_STOP_ABANDON};
+        r.comm->allreduce_host(r.comm, v, 3);
+        if (device_fault(&r, step, err, errlen))
+            goto out;
+        double loss = v[0] / count, dt = now() - t0;
+        int stop = v[2] > 0 ? TRAIN_STOP_ABANDON : v[1] > 0 ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
         emit(&r, step, "train/loss", -1, loss);
         emit(&r, step, "train/lr", -1, lr);
         emit(&r, step, "train/grad_norm", -1, gnorm);
@@ -354,7 +445,6 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
                 spec->train.steps, loss, lr, gnorm, tokens_per_step / dt, eta);
             last_print = t;
         }
-        int stop = hooks && hooks->should_stop ? hooks->should_stop(hooks->ctx) : TRAIN_GO_ON;
         if (stop == TRAIN_STOP_ABANDON) {
             say(&r, "abandoned at step %ld without a checkpoint", step);
             rc = TRAIN_STOPPED;
@@ -371,7 +461,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
         }
     }
-    if (analyses(&r, step, err, errlen) || device_fault(&r, step, err, errlen))
+    if ((r.rank == 0 && analyses(&r, step, err, errlen)) || device_fault(&r, step, err, errlen))
         goto out;
     rc = TRAIN_DONE;
 out:

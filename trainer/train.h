@@ -8,6 +8,9 @@
 
 #include <stddef.h>
 
+#include <stdint.h>
+
+#include "kernels/comm.h"
 #include "kernels/ops.h"
 #include "spec/spec.h"
 
@@ -25,12 +28,22 @@ struct train_hooks {
 
 struct train_opts {
     const struct ops *ops;
+    /* NULL for one rank; a gang's communicator: every rank runs train_run
+     * with the same spec on its share of each batch (batch_seqs must split
+     * into world × micro_batch); rank 0 alone writes checkpoints and
+     * metrics, and decides a resume, which the others take from it */
+    struct comm *comm;
     int resume;                 /* continue from the newest checkpoint under out_dir */
     double progress_seconds;    /* cadence of progress lines (0: every update) */
 };
 
 enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1 };
 enum { TRAIN_GO_ON = 0, TRAIN_STOP_CHECKPOINT = 1, TRAIN_STOP_ABANDON = 2 };
+
+/* The sample index of sequence i of `rank`'s share of update `step`: rank
+ * r takes sequences [r·B/W, (r+1)·B/W) of the global batch of B, so W
+ * ranks together read exactly what one rank would. */
+int64_t train_sample_index(const struct job_spec *s, long step, int rank, int world, int i);
 
 /* Runs the spec (validated, with its data checked) into out_dir. Returns
  * TRAIN_DONE, TRAIN_STOPPED (checkpoint written), or TRAIN_FAILED with err:
