@@ -18,6 +18,7 @@
 #include "common/shard.h"
 #include "spec/spec.h"
 #include "tests/check.h"
+#include "tests/text_shards.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data_check.h"
 #include "trainer/train.h"
@@ -148,27 +149,6 @@ static int gang(const struct job_spec *s, const char *out, int world, int resume
 }
 
 /* ---- data and reading back ---- */
-
-static int write_text_shards(void)
-{
-    FILE *f = fopen("/usr/share/common-licenses/GPL-3", "rb");
-    if (!f)
-        return -1;
-    static unsigned char text[40000];
-    size_t n = fread(text, 1, sizeof(text), f);
-    fclose(f);
-    uint32_t *tok = malloc(n * sizeof(uint32_t));
-    for (size_t i = 0; i < n; i++)
-        tok[i] = text[i];
-    char path[512], err[256];
-    size_t split = n * 9 / 10;
-    snprintf(path, sizeof(path), "%s/train_000.bin", dir);
-    int rc = shard_write(path, tok, (int64_t)split, 2, err, sizeof(err));
-    snprintf(path, sizeof(path), "%s/val_000.bin", dir);
-    rc |= shard_write(path, tok + split, (int64_t)(n - split), 2, err, sizeof(err));
-    free(tok);
-    return rc;
-}
 
 static int parse(struct job_spec *s)
 {
@@ -342,7 +322,7 @@ static void test_resume_with_another_gang_size(void)
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/cod-dp-XXXXXX");
-    if (!mkdtemp(dir) || write_text_shards() != 0) {
+    if (!mkdtemp(dir) || write_text_shards(dir) != 0) {
         printf("FAIL setup: no temporary directory or no /usr/share/common-licenses/GPL-3\n");
         return 1;
     }

@@ -9,33 +9,13 @@
 
 #include "spec/spec.h"
 #include "tests/check.h"
+#include "tests/text_shards.h"
 #include "trainer/data_check.h"
 #include "trainer/dataloader.h"
 #include "trainer/schedule.h"
 #include "trainer/train.h"
 
 static char dir[256];
-
-static int write_text_shards(void)
-{
-    FILE *f = fopen("/usr/share/common-licenses/GPL-3", "rb");
-    if (!f)
-        return -1;
-    static unsigned char text[40000];
-    size_t n = fread(text, 1, sizeof(text), f);
-    fclose(f);
-    uint32_t *tok = malloc(n * sizeof(uint32_t));
-    for (size_t i = 0; i < n; i++)
-        tok[i] = text[i];
-    char path[512], err[256];
-    size_t split = n * 9 / 10;
-    snprintf(path, sizeof(path), "%s/train_000.bin", dir);
-    int rc = shard_write(path, tok, (int64_t)split, 2, err, sizeof(err));
-    snprintf(path, sizeof(path), "%s/val_000.bin", dir);
-    rc |= shard_write(path, tok + split, (int64_t)(n - split), 2, err, sizeof(err));
-    free(tok);
-    return rc;
-}
 
 static int parse(struct job_spec *s, long steps)
 {
@@ -193,7 +173,7 @@ static void test_loader_epochs(void)
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/cod-test-train-XXXXXX");
-    if (!mkdtemp(dir) || write_text_shards()) {
+    if (!mkdtemp(dir) || write_text_shards(dir)) {
         printf("FAIL setup\n");
         return 1;
     }
