@@ -19,13 +19,15 @@ struct app {
     double request_deadline_s;           /* whole request, upload included */
     size_t max_body;
     int max_sweep;
+    int max_gang;                        /* the most GPUs one experiment may ask for */
+    double rendezvous_s;                 /* how long a new gang has to meet */
     int log_requests;
     struct store *store;
     /* running state */
     volatile int stopping;
     pthread_mutex_t lock;                /* guards waiters and inflight */
     pthread_cond_t wake;
-    struct req *waiters;                 /* suspended lease long-polls */
+    struct req *waiters;                 /* suspended long-polls (leases, rendezvous) */
     int inflight;
     struct http_stats stats;
 };

@@ -35,6 +35,8 @@ enum MHD_Result h_heartbeat(struct req *r, int64_t id);
 enum MHD_Result h_report(struct req *r, int64_t id);
 enum MHD_Result h_run_logs(struct req *r, int64_t id);
 enum MHD_Result h_finish(struct req *r, int64_t id);
+enum MHD_Result h_rendezvous_post(struct req *r, int64_t id);
+enum MHD_Result h_rendezvous_get(struct req *r, int64_t id);
 
 /* Wakes lease long-polls now (new work, a requeue): api/longpoll.c */
 void longpoll_wake(struct app *app);

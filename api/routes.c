@@ -36,6 +36,8 @@ static const struct route routes[] = {
     {"POST", "/v1/runs/{id}/metrics", h_report, AUTH_WORKER, "POST"},
     {"POST", "/v1/runs/{id}/logs", h_run_logs, AUTH_WORKER, "POST"},
     {"POST", "/v1/runs/{id}/finish", h_finish, AUTH_WORKER, "POST"},
+    {"POST", "/v1/runs/{id}/rendezvous", h_rendezvous_post, AUTH_WORKER, "GET, POST"},
+    {"GET", "/v1/runs/{id}/rendezvous", h_rendezvous_get, AUTH_WORKER, "GET, POST"},
 };
 
 /* Does path fit pattern? An {id} segment takes a positive decimal integer;

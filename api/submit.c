@@ -26,11 +26,20 @@ static void model_label(const struct model_shape *m, char *out, size_t n)
         snprintf(out, n, "L%d-d%d", m->n_layers, m->dim);
 }
 
-int submission_from_json(json_t *spec, struct submission *s, struct spec_error *err)
+int submission_from_json(json_t *spec, int max_gang, struct submission *s, struct spec_error *err)
 {
     memset(s, 0, sizeof *s);
     int meta_vocab;
-    if (spec_from_json(spec, &s->spec, err) != 0 || spec_check_files(&s->spec, &meta_vocab, err) != 0)
+    if (spec_from_json(spec, &s->spec, err) != 0)
+        return -1;
+    if (s->spec.gpus > max_gang) {
+        snprintf(err->field, sizeof err->field, "resources.gpus");
+        snprintf(err->message, sizeof err->message,
+                 "gpus %d is more than this server's largest gang (--max-gang %d)", s->spec.gpus,
+                 max_gang);
+        return -1;
+    }
+    if (spec_check_files(&s->spec, &meta_vocab, err) != 0)
         return -1;
     json_t *full = spec_to_json(&s->spec);
     s->spec_json = full ? json_dumps(full, JSON_COMPACT) : NULL;
@@ -115,7 +124,7 @@ static int name_cell(json_t *spec, json_t *cell)
     return json_object_set_new(spec, "name", json_string(name));
 }
 
-int sweep_expand(json_t *body, int max_cells, struct submission **out, int *n,
+int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **out, int *n,
                  struct spec_error *err)
 {
     *out = NULL;
@@ -192,7 +201,7 @@ int sweep_expand(json_t *body, int max_cells, struct submission **out, int *n,
         if (!bad && !json_object_get(grid, "name"))
             bad = name_cell(spec, cell) != 0;
         struct spec_error e;
-        if (bad || submission_from_json(spec, &subs[c], &e) != 0) {
+        if (bad || submission_from_json(spec, max_gang, &subs[c], &e) != 0) {
             char *cj = cell ? json_dumps(cell, JSON_COMPACT) : NULL;
             snprintf(err->field, sizeof err->field, "%s", bad ? "" : e.field);
             snprintf(err->message, sizeof err->message, "cell %.200s: %.300s", cj ? cj : "?",

@@ -21,13 +21,14 @@ struct submission {
     struct new_experiment row;
 };
 
-/* 0, or -1 with *err naming the field. */
-int submission_from_json(json_t *spec, struct submission *s, struct spec_error *err);
+/* 0, or -1 with *err naming the field; a spec asking for more than max_gang
+ * GPUs is refused (the server's --max-gang). */
+int submission_from_json(json_t *spec, int max_gang, struct submission *s, struct spec_error *err);
 void submission_free(struct submission *s);
 
 /* Expands {"base", "grid"} into *n checked submissions (caller frees with
  * submissions_free). -1 with *err naming the field. */
-int sweep_expand(json_t *body, int max_cells, struct submission **out, int *n,
+int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **out, int *n,
                  struct spec_error *err);
 void submissions_free(struct submission *s, int n);
 

@@ -1,5 +1,6 @@
 /* The worker protocol: register, lease (long-poll), heartbeat, report,
- * finish. A run that lost its lease gets 409 and changes nothing. */
+ * finish, and a gang's rendezvous. A run that lost its lease gets 409 and
+ * changes nothing. */
 #include "api/handlers.h"
 
 #include <math.h>
@@ -16,6 +17,27 @@ static enum MHD_Result lost(struct req *r, int64_t run)
                        (long long)run);
 }
 
+static enum MHD_Result no_rank(struct req *r, int64_t run, int rank)
+{
+    return reply_error(r, 422, "invalid", "rank", "run %lld has no rank %d", (long long)run, rank);
+}
+
+/* The optional "rank" of a body (0 when absent): 0, or -1 with the answer sent. */
+static int rank_of(struct req *r, json_t *b, int *rank, enum MHD_Result *ret)
+{
+    json_t *v = json_object_get(b, "rank");
+    *rank = 0;
+    if (!v)
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= GANG_MAX) {
+        *ret = reply_error(r, 422, "invalid", "rank", "rank must be an integer in [0, %d)",
+                           (int)GANG_MAX);
+        return -1;
+    }
+    *rank = (int)json_integer_value(v);
+    return 0;
+}
+
 enum MHD_Result h_register(struct req *r, int64_t unused)
 {
     (void)unused;
@@ -23,10 +45,17 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
     json_t *b = body_object(r, 0, &ret);
     if (!b)
         return ret;
-    static const char *const allowed[] = {"name", "device", "capacity", NULL};
+    static const char *const allowed[] = {"name", "device", "capacity", "host", NULL};
     const char *bad = unknown_key(b, allowed);
     json_t *name = json_object_get(b, "name"), *dev = json_object_get(b, "device"),
-           *cap = json_object_get(b, "capacity");
+           *cap = json_object_get(b, "capacity"), *host = json_object_get(b, "host");
+    /* a gang is packed by host: the name's part before '/' unless told */
+    char host_name[256] = "";
+    const char *n = json_string_value(name), *h = json_string_value(host);
+    if (h)
+        snprintf(host_name, sizeof host_name, "%s", h);
+    else if (n)
+        snprintf(host_name, sizeof host_name, "%.*s", (int)strcspn(n, "/"), n);
     /* The registry keeps the kind: a cuda:N worker is a cuda worker. */
     const char *d = json_string_value(dev), *device = NULL;
     struct device_name dn;
@@ -36,6 +65,9 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     else if (name && !json_is_string(name))
         ret = reply_error(r, 422, "invalid", "name", "name must be a string");
+    else if (host && (!h || !*h || strlen(h) >= sizeof host_name))
+        ret = reply_error(r, 422, "invalid", "host", "host must be a non-empty string of at most %d bytes",
+                          (int)sizeof host_name - 1);
     else if (!device)
         ret = reply_error(r, 422, "invalid", "device", "device must be \"cpu\" or \"cuda\"");
     else if (cap && (!json_is_integer(cap) || json_integer_value(cap) < 1 ||
@@ -44,7 +76,7 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
     else {
         int64_t id;
         int rc = store_register_worker(r->app->store, name ? json_string_value(name) : "", device,
-                                       cap ? (int)json_integer_value(cap) : 1, &id);
+                                       cap ? (int)json_integer_value(cap) : 1, host_name, &id);
         ret = rc != ST_OK ? reply_store(r, rc, "worker")
                           : reply_json(r, 201, json_pack("{s:I,s:f,s:f}", "id", (json_int_t)id,
                                                          "lease_seconds", r->app->lease_s,
@@ -79,9 +111,13 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
         r->poll_deadline = store_now() + wait;
     }
     json_t *lease;
-    int rc = store_lease(r->app->store, worker, r->app->lease_s, &lease);
+    int formed;
+    struct lease_policy p = {r->app->lease_s, r->poll_deadline, r->app->rendezvous_s};
+    int rc = store_lease(r->app->store, worker, &p, &lease, &formed);
     if (rc != ST_OK)
         return reply_store(r, rc, "worker");
+    if (formed) /* the gang's other ranks are parked: tell them now */
+        longpoll_wake(r->app);
     if (lease)
         return reply_json(r, 200, lease);
     if (!r->app->stopping && store_now() < r->poll_deadline)
@@ -111,19 +147,21 @@ enum MHD_Result h_heartbeat(struct req *r, int64_t run)
     json_t *b = body_object(r, 1, &ret);
     if (!b)
         return ret;
-    static const char *const allowed[] = {"step", NULL};
+    static const char *const allowed[] = {"step", "rank", NULL};
     const char *bad = unknown_key(b, allowed);
     json_t *step = json_object_get(b, "step");
+    int rank = 0;
     if (bad)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     else if (step && (!json_is_integer(step) || json_integer_value(step) < 0))
         ret = reply_error(r, 422, "invalid", "step", "step must be an integer >= 0");
-    else {
+    else if (rank_of(r, b, &rank, &ret) == 0) {
         int cancel;
-        int rc = store_heartbeat(r->app->store, run, step ? (long)json_integer_value(step) : 0,
+        int rc = store_heartbeat(r->app->store, run, rank, step ? (long)json_integer_value(step) : 0,
                                  r->app->lease_s, &cancel);
-        ret = rc == ST_CONFLICT ? lost(r, run)
-              : rc != ST_OK     ? reply_store(r, rc, "run")
+        ret = rc == ST_CONFLICT  ? lost(r, run)
+              : rc == ST_INVALID ? no_rank(r, run, rank)
+              : rc != ST_OK      ? reply_store(r, rc, "run")
                                 : reply_json(r, 200, json_pack("{s:b,s:f}", "cancel", cancel,
                                                                "lease_seconds", r->app->lease_s));
     }
@@ -266,10 +304,12 @@ enum MHD_Result h_finish(struct req *r, int64_t run)
     json_t *b = body_object(r, 0, &ret);
     if (!b)
         return ret;
-    static const char *const allowed[] = {"outcome", "reason", "points", NULL};
+    static const char *const allowed[] = {"outcome", "reason", "points", "rank", "retry", NULL};
     const char *bad = unknown_key(b, allowed);
     const char *outcome = json_string_value(json_object_get(b, "outcome"));
-    json_t *reason = json_object_get(b, "reason"), *points = json_object_get(b, "points");
+    json_t *reason = json_object_get(b, "reason"), *points = json_object_get(b, "points"),
+           *retry = json_object_get(b, "retry");
+    int rank = 0;
     if (bad)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     else if (!outcome || (strcmp(outcome, "succeeded") && strcmp(outcome, "failed") &&
@@ -280,11 +320,18 @@ enum MHD_Result h_finish(struct req *r, int64_t run)
         ret = reply_error(r, 422, "invalid", "reason", "reason must be a string");
     else if (points && (!json_is_integer(points) || json_integer_value(points) < 0))
         ret = reply_error(r, 422, "invalid", "points", "points must be an integer >= 0");
-    else {
+    else if (retry && !json_is_boolean(retry))
+        ret = reply_error(r, 422, "invalid", "retry", "retry must be true or false");
+    else if (rank_of(r, b, &rank, &ret) == 0) {
         long want = points ? (long)json_integer_value(points) : 0;
         struct points_held held;
-        int rc = store_finish(r->app->store, run, outcome, json_string_value(reason), want, &held);
+        struct finish f = {run, rank, outcome, json_string_value(reason), want,
+                           retry && json_is_true(retry)};
+        int rc = store_finish(r->app->store, &f, &held);
+        if (rc == ST_OK && strcmp(outcome, "succeeded") && strcmp(outcome, "cancelled"))
+            longpoll_wake(r->app); /* queued again: a worker may take it */
         ret = rc == ST_CONFLICT     ? lost(r, run)
+              : rc == ST_INVALID    ? no_rank(r, run, rank)
               : rc == ST_INCOMPLETE ? incomplete(r, run, want, &held)
               : rc != ST_OK         ? reply_store(r, rc, "run")
                                     : reply_json(r, 200, json_pack("{s:I,s:s}", "run", (json_int_t)run,
@@ -292,4 +339,66 @@ enum MHD_Result h_finish(struct req *r, int64_t run)
     }
     json_decref(b);
     return ret;
+}
+
+/* Rank 0 posts its communicator id (base64 of at most 1 KiB); the ranks
+ * read it, long-polling until it is there (api/longpoll.c). */
+enum MHD_Result h_rendezvous_post(struct req *r, int64_t run)
+{
+    enum MHD_Result ret;
+    json_t *b = body_object(r, 0, &ret);
+    if (!b)
+        return ret;
+    static const char *const allowed[] = {"rank", "id", NULL};
+    const char *bad = unknown_key(b, allowed);
+    const char *id = json_string_value(json_object_get(b, "id"));
+    int rank = 0;
+    size_t bad_char = id ? strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                      "0123456789+/=")
+                         : 0;
+    if (bad)
+        ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+    else if (!id || !*id || strlen(id) > 1400 || id[bad_char])
+        ret = reply_error(r, 422, "invalid", "id",
+                          "id must be the communicator's id in base64 (at most 1 KiB of it)");
+    else if (rank_of(r, b, &rank, &ret) == 0) {
+        if (rank != 0) {
+            ret = reply_error(r, 422, "invalid", "rank", "only rank 0 posts the rendezvous id");
+        } else {
+            int rc = store_rendezvous_set(r->app->store, run, id);
+            if (rc == ST_OK)
+                longpoll_wake(r->app);
+            ret = rc == ST_CONFLICT  ? lost(r, run)
+                  : rc == ST_INVALID ? reply_error(r, 409, "rendezvous_taken", "id",
+                                                   "run %lld has its rendezvous id already, another one",
+                                                   (long long)run)
+                  : rc != ST_OK      ? reply_store(r, rc, "run")
+                                    : reply_json(r, 200, json_pack("{s:I}", "run", (json_int_t)run));
+        }
+    }
+    json_decref(b);
+    return ret;
+}
+
+enum MHD_Result h_rendezvous_get(struct req *r, int64_t run)
+{
+    if (r->poll_deadline == 0) {
+        const char *w = query_str(r, "wait");
+        char *end = NULL;
+        double wait = w ? strtod(w, &end) : 0;
+        if (w && (!*w || *end || !(wait >= 0)))
+            return reply_error(r, 400, "bad_query", "wait", "wait must be a number of seconds >= 0");
+        if (wait > r->app->long_poll_max_s)
+            wait = r->app->long_poll_max_s;
+        r->poll_deadline = store_now() + wait;
+    }
+    char id[1500];
+    int rc = store_rendezvous_get(r->app->store, run, id, sizeof id);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "run");
+    if (*id)
+        return reply_json(r, 200, json_pack("{s:I,s:s}", "run", (json_int_t)run, "id", id));
+    if (!r->app->stopping && store_now() < r->poll_deadline)
+        return longpoll_park(r);
+    return reply_empty(r, 204);
 }

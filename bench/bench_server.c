@@ -4,88 +4,15 @@
  * Measures GET /v1/experiments/{id} and GET /metrics at 32 connections
  * (requests/s, p50, p99), metric points/s ingested in batches of 1000, and
  * leases/s. The server should run with --log-requests 0. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "bench/loadgen.h"
 
 static int port;
 static double seconds = 5;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int dial(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* One request on a keep-alive connection; returns the status, the body in
- * *body (static per thread buffer), or -1. */
-static int roundtrip(int fd, const char *method, const char *path, const char *body, char *buf,
-                     size_t cap, char **resp_body)
-{
-    char head[512];
-    size_t blen = body ? strlen(body) : 0;
-    int hl = snprintf(head, sizeof head,
-                      "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", method,
-                      path, blen);
-    if (write(fd, head, (size_t)hl) != hl)
-        return -1;
-    for (size_t off = 0; off < blen;) {
-        ssize_t w = write(fd, body + off, blen - off);
-        if (w <= 0)
-            return -1;
-        off += (size_t)w;
-    }
-    size_t got = 0;
-    char *end = NULL;
-    while (!end) {
-        ssize_t r = read(fd, buf + got, cap - 1 - got);
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-        buf[got] = 0;
-        end = strstr(buf, "\r\n\r\n");
-    }
-    int status = atoi(buf + 9);
-    char *cl = strcasestr(buf, "\r\nContent-Length:");
-    size_t len = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
-    size_t need = (size_t)(end + 4 - buf) + len;
-    if (need >= cap)
-        return -1;
-    while (got < need) {
-        ssize_t r = read(fd, buf + got, need - got);
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    buf[need] = 0;
-    if (resp_body)
-        *resp_body = end + 4;
-    return status;
-}
 
 struct job {
     const char *method, *path;
@@ -103,7 +30,7 @@ static void *get_loop(void *arg)
 {
     struct job *j = arg;
     static __thread char buf[1 << 20];
-    int fd = dial();
+    int fd = dial(port);
     double stop = now() + seconds;
     while (fd >= 0 && now() < stop) {
         double t0 = now();
@@ -166,7 +93,7 @@ static void *ingest_loop(void *arg)
     snprintf(path, sizeof path, "/v1/runs/%d/metrics", j->run);
     size_t cap = 1000 * 80 + 64;
     char *body = malloc(cap);
-    int fd = dial();
+    int fd = dial(port);
     for (long b = 0; fd >= 0 && b < j->batches; b++) {
         size_t off = (size_t)snprintf(body, cap, "{\"points\":[");
         for (int k = 0; k < 1000; k++)
@@ -190,7 +117,7 @@ static void *lease_loop(void *arg)
     static __thread char buf[1 << 16];
     char path[64];
     snprintf(path, sizeof path, "/v1/workers/%d/lease", j->worker);
-    int fd = dial();
+    int fd = dial(port);
     for (;;) {
         int st = fd >= 0 ? roundtrip(fd, "POST", path, "{\"wait\":0}", buf, sizeof buf, NULL) : -1;
         if (st != 200)
@@ -231,7 +158,7 @@ int main(int argc, char **argv)
     }
     static char buf[1 << 20];
     char *body;
-    int fd = dial();
+    int fd = dial(port);
     if (fd < 0 || roundtrip(fd, "POST", "/v1/experiments", spec, buf, sizeof buf, &body) != 201) {
         fprintf(stderr, "bench_server: cannot submit to 127.0.0.1:%d\n", port);
         return 1;

@@ -9,7 +9,9 @@
 #  3. tokenizer throughput (bench_tokenize), when built.
 #  4. cod-worker: submission to first update, tokens/s against cod-train
 #     (bench_worker.sh).
-#  5. (last) cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server).
+#  5. cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server);
+#     gang leases/s with 1000 simulated workers and the last member's wait
+#     for its gang (bench_gangs).
 #  6. where a GPU answers (nvidia-smi -L): the GPU trainer against PyTorch
 #     (bench/gpu/run.sh).
 set -euo pipefail
@@ -70,6 +72,19 @@ spid=$!
 for _ in $(seq 100); do [ -s "$sd/port" ] && break; sleep 0.05; done
 build/bench/bench_server "$(cat "$sd/port")" "$sd/spec.json" 10 | tee "$out/server.txt"
 kill -TERM "$spid"; wait "$spid" || true
+
+echo
+echo "== gangs: 1000 simulated cuda workers, gangs of 8 (bench_gangs) =="
+# a connection per simulated worker: the limits above 1000, as many files
+printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "train": {"batch_seqs": 16, "micro_batch": 2}, "resources": {"device": "cuda", "gpus": 8}}' "$sd" "$sd" > "$sd/gang.json"
+rm -f "$sd"/cod.db* "$sd/port"
+(ulimit -n 8192
+ bin/cod-server --listen 127.0.0.1:0 --db "$sd/cod.db" --port-file "$sd/port" --log-requests 0 \
+     --conn-limit 4000 --per-ip-limit 4000 --lease-seconds 120 2>"$sd/server.log" &
+ spid=$!
+ for _ in $(seq 100); do [ -s "$sd/port" ] && break; sleep 0.05; done
+ build/bench/bench_gangs "$(cat "$sd/port")" "$sd/gang.json" 1000 8 | tee "$out/gangs.txt"
+ kill -TERM "$spid"; wait "$spid" || true)
 rm -rf "$sd"
 
 if nvidia-smi -L >/dev/null 2>&1; then

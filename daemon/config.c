@@ -14,6 +14,7 @@ const char config_usage[] =
     "                  [--config FILE] [--port-file FILE] [--lease-seconds S]\n"
     "                  [--reap-seconds S] [--long-poll-max S] [--request-deadline S]\n"
     "                  [--max-body BYTES] [--threads N] [--readers N] [--max-sweep N]\n"
+    "                  [--max-gang N] [--rendezvous-seconds S]\n"
     "                  [--conn-limit N] [--per-ip-limit N] [--conn-timeout S]\n"
     "                  [--grace-seconds S] [--log-requests 0|1] [--check-db] [--routes]\n"
     "Every setting also reads from the config file (name = value) and from\n"
@@ -103,6 +104,8 @@ static int set(struct config *c, const char *name, const char *v, char *err, siz
     NUM("threads", 1, 256, threads, int)
     NUM("readers", 1, 256, readers, int)
     NUM("max-sweep", 1, 100000, max_sweep, int)
+    NUM("max-gang", 1, 4096, max_gang, int)
+    NUM("rendezvous-seconds", 1, 86400, rendezvous_s, double)
     NUM("conn-limit", 1, 100000, conn_limit, unsigned)
     NUM("per-ip-limit", 1, 100000, per_ip_limit, unsigned)
     NUM("conn-timeout", 1, 3600, conn_timeout_s, unsigned)
@@ -154,7 +157,7 @@ static int load_file(struct config *c, const char *path, char *err, size_t errle
 static const char *const names[] = {
     "listen", "db", "token", "worker-token", "port-file", "lease-seconds", "reap-seconds",
     "long-poll-max", "request-deadline", "grace-seconds", "max-body", "threads", "readers",
-    "max-sweep", "conn-limit", "per-ip-limit", "conn-timeout", "log-requests", NULL,
+    "max-sweep", "max-gang", "rendezvous-seconds", "conn-limit", "per-ip-limit", "conn-timeout", "log-requests", NULL,
 };
 
 static int load_env(struct config *c, char *err, size_t errlen)
@@ -185,6 +188,8 @@ int config_load(int argc, char **argv, struct config *c, char *err, size_t errle
     c->threads = 4;
     c->readers = 8;
     c->max_sweep = 256;
+    c->max_gang = 8;
+    c->rendezvous_s = 600;
     c->conn_limit = 1000;
     c->per_ip_limit = 256;
     c->conn_timeout_s = 30;

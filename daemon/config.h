@@ -11,9 +11,9 @@ struct config {
     char db[1024];
     char token[256], worker_token[256];   /* "" when unset */
     char port_file[1024];                 /* where to write the bound port, or "" */
-    double lease_s, reap_interval_s, long_poll_max_s, request_deadline_s, grace_s;
+    double lease_s, reap_interval_s, long_poll_max_s, request_deadline_s, grace_s, rendezvous_s;
     size_t max_body;
-    int threads, readers, max_sweep, log_requests;
+    int threads, readers, max_sweep, max_gang, log_requests;
     unsigned conn_limit, per_ip_limit, conn_timeout_s;
 };
 

@@ -75,6 +75,8 @@ int main(int argc, char **argv)
     app.request_deadline_s = cfg.request_deadline_s;
     app.max_body = cfg.max_body;
     app.max_sweep = cfg.max_sweep;
+    app.max_gang = cfg.max_gang;
+    app.rendezvous_s = cfg.rendezvous_s;
     app.log_requests = cfg.log_requests;
 
     struct api_options o = {cfg.host, cfg.threads, cfg.conn_limit, cfg.per_ip_limit,

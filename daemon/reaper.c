@@ -26,7 +26,7 @@ static void *loop(void *arg)
     while (!r->stop) {
         pthread_mutex_unlock(&r->lock);
         int expired;
-        if (store_reap(r->app->store, &expired) == ST_OK && expired) {
+        if (store_reap(r->app->store, r->app->rendezvous_s, &expired) == ST_OK && expired) {
             fprintf(stderr, "cod-server: reaper: %d lapsed lease%s requeued or failed\n", expired,
                     expired == 1 ? "" : "s");
             longpoll_wake(r->app);

@@ -66,7 +66,7 @@ json_t *db_worker_rows(struct conn *c, double lost_after);
 struct run_row {
     int active;       /* holds an unexpired lease */
     int64_t exp, worker;
-    int cancel_req;
+    int cancel_req, world, attempts, max_attempts;
     char run_state[16], exp_state[16];
 };
 /* Begins a write transaction on a run: ST_OK with *r and *now read (the
@@ -75,5 +75,23 @@ struct run_row {
 int db_begin_run(struct store *st, int64_t run, double *now, struct run_row *r);
 /* Raises the experiment's progress to step. */
 int db_advance_step(struct conn *c, int64_t exp, long step);
+/* Ends a run as lost and queues its experiment again with an attempt spent
+ * (failed after max_attempts, cancelled when asked). */
+int db_requeue(struct conn *c, int64_t run, int64_t exp, int attempts, int max_attempts,
+               int cancel_req, const char *reason, double now);
+
+/* gangs.c: members of runs and the forming of gangs. */
+int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double expires, int told);
+int db_member_worker(struct conn *c, int64_t run, int rank, int64_t *worker);
+/* the rank's lease to expires, and the run's to the earliest of its ranks' */
+int db_extend_member(struct conn *c, int64_t run, int rank, double expires);
+int db_not_waiting(struct conn *c, int64_t worker);
+/* cuda workers heard from since `since`, not stopped or removed */
+int db_live_cuda_workers(struct conn *c, double since, int *n);
+/* A run of n ranks for exp from the waiting cuda workers, packed onto the
+ * fewest hosts: *run is 0 when fewer than n wait; members[rank] the workers. */
+int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
+                 double rendezvous_s, int64_t *run, int64_t *members);
+int db_reap_rendezvous(struct conn *c, double now, double rendezvous_s, int *n);
 
 #endif

@@ -1,9 +1,18 @@
 /* The lease policy: which queued experiment a worker gets (priority,
  * then FIFO; a worker's device and free capacity decide what fits), how a
- * lease is kept (heartbeats), how a run ends (finish: succeeded only with
- * every point stored, released back to the queue without spending an
- * attempt), and what happens to a lease that lapses (the reaper: queued
- * again with attempts+1, or failed after max_attempts). */
+ * lease is kept (heartbeats, a rank at a time), how a run ends (finish:
+ * succeeded only with every point stored, released back to the queue
+ * without spending an attempt), and what happens to a lease that lapses
+ * (the reaper: queued again with attempts+1, or failed after max_attempts).
+ *
+ * Gangs (gangs.c forms them): an experiment with gpus N > 1 goes to N
+ * cuda workers at once, one rank (one GPU) each, all or nothing. While such
+ * a gang heads the cuda queue it holds every cuda worker that asks (each
+ * waits, parked in its long-poll, until the gang is whole), as long as
+ * enough live cuda workers exist to ever form it; when they do not, it is
+ * passed over and the worker takes the best one-GPU job. Nothing is
+ * backfilled while a gang collects: with no run times known, any job run
+ * meanwhile could delay it. CPU workers are never held. */
 #include "schema/db.h"
 
 #include <stdio.h>
@@ -17,14 +26,34 @@
 static const char q_worker[] =
     "SELECT device, capacity FROM workers WHERE id = ?1 AND removed IS NULL"
     " AND stopped IS NULL";
+/* the runs the worker holds: on a cuda worker, a GPU each */
 static const char q_worker_used[] =
-    "SELECT count(*), coalesce(sum(e.gpus), 0) FROM runs r"
+    "SELECT count(*) FROM run_members m JOIN runs r ON r.id = m.run_id"
+    " WHERE m.worker_id = ?1 AND r.state = 'active'";
+/* a rank of a gang formed while the worker was parked, not yet answered */
+static const char q_untold[] =
+    "SELECT m.run_id, m.rank, r.world_size, r.experiment_id, e.attempts, e.spec"
+    " FROM run_members m JOIN runs r ON r.id = m.run_id"
     " JOIN experiments e ON e.id = r.experiment_id"
-    " WHERE r.worker_id = ?1 AND r.state = 'active'";
-static const char q_claim[] =
-    "SELECT id, attempts, spec FROM experiments WHERE state = 'queued'"
-    " AND (device = 'any' OR device = ?1) AND (?1 <> 'cuda' OR gpus <= ?2)"
+    " WHERE m.worker_id = ?1 AND m.told = 0 AND r.state = 'active' ORDER BY m.run_id LIMIT 1";
+static const char q_tell[] =
+    "UPDATE run_members SET told = 1 WHERE run_id = ?1 AND rank = ?2";
+/* the head of the worker's queue; a CPU worker never takes a gang */
+static const char q_head[] =
+    "SELECT id, attempts, spec, gpus FROM experiments WHERE state = 'queued'"
+    " AND (device = 'any' OR device = ?1) AND (?1 = 'cuda' OR gpus <= 1)"
     " ORDER BY priority DESC, id LIMIT 1";
+static const char q_claim_one[] =
+    "SELECT id, attempts, spec, gpus FROM experiments WHERE state = 'queued'"
+    " AND (device = 'any' OR device = ?1) AND gpus <= 1"
+    " ORDER BY priority DESC, id LIMIT 1";
+/* A parked long-poll runs again at every wake: what it writes is written
+ * only when it changes, so that a pass that claims nothing commits nothing
+ * (no fsync) */
+static const char q_wait[] =
+    "UPDATE workers SET waiting_until = ?2 WHERE id = ?1 AND waiting_until <> ?2";
+static const char q_seen_lazily[] =
+    "UPDATE workers SET last_seen = ?2 WHERE id = ?1 AND last_seen < ?3";
 static const char q_insert_run[] =
     "INSERT INTO runs (experiment_id, worker_id, state, started, lease_expires)"
     " VALUES (?1, ?2, 'active', ?3, ?4)";
@@ -32,7 +61,8 @@ static const char q_start_exp[] =
     "UPDATE experiments SET state = 'running', run_id = ?2,"
     " started = coalesce(started, ?3) WHERE id = ?1";
 static const char q_run[] =
-    "SELECT r.state, r.lease_expires, r.experiment_id, e.cancel_req, e.state, r.worker_id"
+    "SELECT r.state, r.lease_expires, r.experiment_id, e.cancel_req, e.state, r.worker_id,"
+    " r.world_size, e.attempts, e.max_attempts"
     " FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = ?1";
 static const char q_end_run[] =
     "UPDATE runs SET state = 'ended' WHERE id = ?1";
@@ -41,8 +71,6 @@ static const char q_end_exp[] =
     " WHERE id = ?1";
 static const char q_step[] =
     "UPDATE experiments SET step = max(step, ?2) WHERE id = ?1";
-static const char q_extend[] =
-    "UPDATE runs SET lease_expires = ?2 WHERE id = ?1";
 static const char q_points_held[] =
     "SELECT e.steps, (SELECT count(*) FROM metrics m WHERE m.experiment_id = e.id"
     " AND m.name = 'train/loss' AND m.layer = -1 AND m.step = e.steps),"
@@ -52,7 +80,9 @@ static const char q_release[] =
     "UPDATE experiments SET state = CASE WHEN cancel_req THEN 'cancelled' ELSE 'queued' END,"
     " reason = ?2, run_id = NULL, finished = CASE WHEN cancel_req THEN ?3 END WHERE id = ?1";
 static const char q_lapsed[] =
-    "SELECT r.id, r.experiment_id, e.attempts, e.max_attempts, e.cancel_req, r.worker_id"
+    "SELECT r.id, r.experiment_id, e.attempts, e.max_attempts, e.cancel_req,"
+    " (SELECT m.worker_id FROM run_members m WHERE m.run_id = r.id"
+    "  ORDER BY m.lease_expires LIMIT 1), r.world_size"
     " FROM runs r JOIN experiments e ON e.id = r.experiment_id"
     " WHERE r.state = 'active' AND r.lease_expires < ?1";
 static const char q_lose_run[] =
@@ -63,9 +93,81 @@ static const char q_requeue[] =
 static const char q_bump_counter[] =
     "UPDATE counters SET value = value + ?2 WHERE name = ?1";
 
-int store_lease(struct store *st, int64_t worker, double lease_s, json_t **out)
+/* The lease answer of a run's rank. */
+static json_t *lease_answer(int64_t run, int64_t exp, int attempts, double lease_s,
+                            const char *spec_text, int rank, int world)
+{
+    json_t *spec = json_loads(spec_text, 0, NULL);
+    return json_pack("{s:I,s:I,s:i,s:f,s:o,s:i,s:i}", "run", (json_int_t)run, "experiment",
+                     (json_int_t)exp, "attempt", attempts + 1, "lease_seconds", lease_s, "spec",
+                     spec ? spec : json_null(), "rank", rank, "world_size", world);
+}
+
+/* One worker takes experiment exp alone (rank 0 of 1). */
+static int lease_alone(struct conn *c, int64_t worker, int64_t exp, double now, double lease_s,
+                       int64_t *run)
+{
+    sqlite3_stmt *s = db_stmt(c, q_insert_run);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, exp);
+    sqlite3_bind_int64(s, 2, worker);
+    sqlite3_bind_double(s, 3, now);
+    sqlite3_bind_double(s, 4, now + lease_s);
+    if (db_exec(c, s) != 0)
+        return -1;
+    *run = sqlite3_last_insert_rowid(c->db);
+    return db_add_member(c, *run, 0, worker, now + lease_s, 1);
+}
+
+static int start_experiment(struct conn *c, int64_t exp, int64_t run, double now)
+{
+    sqlite3_stmt *s = db_stmt(c, q_start_exp);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, exp);
+    sqlite3_bind_int64(s, 2, run);
+    sqlite3_bind_double(s, 3, now);
+    return db_exec(c, s);
+}
+
+/* The worker's rank of a gang formed for it while it waited: answered once. */
+static int take_untold(struct conn *c, int64_t worker, double now, double lease_s, json_t **out)
+{
+    sqlite3_stmt *s = db_stmt(c, q_untold);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, worker);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc != SQLITE_ROW)
+        return -1;
+    int64_t run = sqlite3_column_int64(s, 0), exp = sqlite3_column_int64(s, 3);
+    int rank = sqlite3_column_int(s, 1), world = sqlite3_column_int(s, 2),
+        attempts = sqlite3_column_int(s, 4);
+    json_t *answer = lease_answer(run, exp, attempts, lease_s,
+                                  (const char *)sqlite3_column_text(s, 5), rank, world);
+    if (!answer || !(s = db_stmt(c, q_tell))) {
+        json_decref(answer);
+        return -1;
+    }
+    sqlite3_bind_int64(s, 1, run);
+    sqlite3_bind_int(s, 2, rank);
+    if (db_exec(c, s) != 0 || db_extend_member(c, run, rank, now + lease_s) != 0 ||
+        db_not_waiting(c, worker) != 0) {
+        json_decref(answer);
+        return -1;
+    }
+    *out = answer;
+    return 0;
+}
+
+int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, json_t **out,
+                int *formed)
 {
     *out = NULL;
+    *formed = 0;
     if (db_begin(st) != 0)
         return ST_ERROR;
     struct conn *c = &st->writer;
@@ -77,56 +179,89 @@ int store_lease(struct store *st, int64_t worker, double lease_s, json_t **out)
     char device[16];
     snprintf(device, sizeof device, "%s", (const char *)sqlite3_column_text(s, 0));
     int capacity = sqlite3_column_int(s, 1);
-    if (db_touch_worker(c, worker, now) != 0 || !(s = db_stmt(c, q_worker_used)))
+    /* last_seen a little stale is still recent: a quarter lease, at most 5 s */
+    double stale = p->lease_s / 4 < 5 ? p->lease_s / 4 : 5;
+    if (!(s = db_stmt(c, q_seen_lazily)))
+        return db_end(st, ST_ERROR);
+    sqlite3_bind_int64(s, 1, worker);
+    sqlite3_bind_double(s, 2, now);
+    sqlite3_bind_double(s, 3, now - stale);
+    if (db_exec(c, s) != 0 || take_untold(c, worker, now, p->lease_s, out) != 0)
+        return db_end(st, ST_ERROR);
+    if (*out)
+        return db_end(st, ST_OK);
+    if (!(s = db_stmt(c, q_worker_used)))
         return db_end(st, ST_ERROR);
     sqlite3_bind_int64(s, 1, worker);
     if (sqlite3_step(s) != SQLITE_ROW)
         return db_end(st, ST_ERROR);
-    int runs = sqlite3_column_int(s, 0), gpus_used = sqlite3_column_int(s, 1);
-    struct device_name dn;
-    int is_cuda = device_parse(device, &dn) == 0 && dn.kind == DEVICE_CUDA;
-    int room = is_cuda ? capacity - gpus_used : capacity - runs;
-    if (room <= 0)
+    int is_cuda = !strcmp(device, "cuda");
+    if (sqlite3_column_int(s, 0) >= capacity)
         return db_end(st, ST_OK);  /* commits only the last_seen touch */
-    if (!(s = db_stmt(c, q_claim)))
+    /* parked from now until its deadline: what a gang is collected from */
+    if (!(s = db_stmt(c, q_wait)))
+        return db_end(st, ST_ERROR);
+    sqlite3_bind_int64(s, 1, worker);
+    sqlite3_bind_double(s, 2, is_cuda ? p->wait_until : 0);
+    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_head)))
         return db_end(st, ST_ERROR);
     sqlite3_bind_text(s, 1, device, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(s, 2, room);
     rc = sqlite3_step(s);
     if (rc == SQLITE_DONE)
         return db_end(st, ST_OK);
     if (rc != SQLITE_ROW)
         return db_end(st, ST_ERROR);
     int64_t exp = sqlite3_column_int64(s, 0);
+    int gpus = sqlite3_column_int(s, 3);
+    if (gpus > 1) {
+        int live = 0;
+        if (db_live_cuda_workers(c, now - p->lease_s, &live) != 0)
+            return db_end(st, ST_ERROR);
+        if (live >= gpus) {
+            int64_t run, members[GANG_MAX];
+            if (gpus > GANG_MAX || db_form_gang(c, exp, gpus, now, p->lease_s, p->rendezvous_s,
+                                                &run, members) != 0)
+                return db_end(st, ST_ERROR);
+            if (!run) /* held for the gang: nothing for this worker meanwhile */
+                return db_end(st, ST_OK);
+            if (start_experiment(c, exp, run, now) != 0 ||
+                take_untold(c, worker, now, p->lease_s, out) != 0)
+                return db_end(st, ST_ERROR);
+            *formed = 1;
+            rc = db_end(st, ST_OK);
+            if (rc != ST_OK) {
+                json_decref(*out);
+                *out = NULL;
+                *formed = 0;
+            }
+            return rc;
+        }
+        /* the gang cannot form with the workers there are: pass it over */
+        if (!(s = db_stmt(c, q_claim_one)))
+            return db_end(st, ST_ERROR);
+        sqlite3_bind_text(s, 1, device, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_DONE)
+            return db_end(st, ST_OK);
+        if (rc != SQLITE_ROW)
+            return db_end(st, ST_ERROR);
+        exp = sqlite3_column_int64(s, 0);
+    }
     int attempts = sqlite3_column_int(s, 1);
-    json_t *spec = json_loads((const char *)sqlite3_column_text(s, 2), 0, NULL);
-    if (!(s = db_stmt(c, q_insert_run))) {
-        json_decref(spec);
+    json_t *answer = lease_answer(0, exp, attempts, p->lease_s,
+                                  (const char *)sqlite3_column_text(s, 2), 0, 1);
+    int64_t run;
+    if (!answer || lease_alone(c, worker, exp, now, p->lease_s, &run) != 0 ||
+        start_experiment(c, exp, run, now) != 0 || db_not_waiting(c, worker) != 0) {
+        json_decref(answer);
         return db_end(st, ST_ERROR);
     }
-    sqlite3_bind_int64(s, 1, exp);
-    sqlite3_bind_int64(s, 2, worker);
-    sqlite3_bind_double(s, 3, now);
-    sqlite3_bind_double(s, 4, now + lease_s);
-    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_start_exp))) {
-        json_decref(spec);
-        return db_end(st, ST_ERROR);
-    }
-    int64_t run = sqlite3_last_insert_rowid(c->db);
-    sqlite3_bind_int64(s, 1, exp);
-    sqlite3_bind_int64(s, 2, run);
-    sqlite3_bind_double(s, 3, now);
-    if (db_exec(c, s) != 0) {
-        json_decref(spec);
-        return db_end(st, ST_ERROR);
-    }
+    json_object_set_new(answer, "run", json_integer(run));
     rc = db_end(st, ST_OK);
     if (rc == ST_OK)
-        *out = json_pack("{s:I,s:I,s:i,s:f,s:o}", "run", (json_int_t)run, "experiment",
-                         (json_int_t)exp, "attempt", attempts + 1, "lease_seconds", lease_s,
-                         "spec", spec ? spec : json_null());
+        *out = answer;
     else
-        json_decref(spec);
+        json_decref(answer);
     return rc;
 }
 
@@ -148,6 +283,9 @@ static int db_read_run(struct conn *c, int64_t run, double now, struct run_row *
     r->cancel_req = sqlite3_column_int(s, 3);
     snprintf(r->exp_state, sizeof r->exp_state, "%s", (const char *)sqlite3_column_text(s, 4));
     r->worker = sqlite3_column_int64(s, 5);
+    r->world = sqlite3_column_int(s, 6);
+    r->attempts = sqlite3_column_int(s, 7);
+    r->max_attempts = sqlite3_column_int(s, 8);
     return ST_OK;
 }
 
@@ -186,7 +324,8 @@ int db_advance_step(struct conn *c, int64_t exp, long step)
     return db_exec(c, s);
 }
 
-int store_heartbeat(struct store *st, int64_t run, long step, double lease_s, int *cancel)
+int store_heartbeat(struct store *st, int64_t run, int rank, long step, double lease_s,
+                    int *cancel)
 {
     *cancel = 0;
     struct conn *c = &st->writer;
@@ -197,20 +336,21 @@ int store_heartbeat(struct store *st, int64_t run, long step, double lease_s, in
         return rc;
     if (!r.active)
         return db_end(st, ST_CONFLICT);
-    if (db_touch_worker(c, r.worker, now) != 0 || db_advance_step(c, r.exp, step) != 0)
+    int64_t member;
+    if ((rc = db_member_worker(c, run, rank, &member)) != ST_OK)
+        return db_end(st, rc == ST_NOTFOUND ? ST_INVALID : rc);
+    if (db_touch_worker(c, member, now) != 0 || db_advance_step(c, r.exp, step) != 0)
         return db_end(st, ST_ERROR);
     if (r.cancel_req) {
         *cancel = 1;
-        if (end_experiment(c, run, r.exp, "cancelled", "cancelled while running", now) != 0)
+        /* rank 0 ends it, after the gang has stopped at its checkpoint */
+        if (rank == 0 &&
+            end_experiment(c, run, r.exp, "cancelled", "cancelled while running", now) != 0)
             return db_end(st, ST_ERROR);
-        return db_end(st, ST_OK);
+        if (rank == 0)
+            return db_end(st, ST_OK);
     }
-    sqlite3_stmt *s = db_stmt(c, q_extend);
-    if (!s)
-        return db_end(st, ST_ERROR);
-    sqlite3_bind_int64(s, 1, run);
-    sqlite3_bind_double(s, 2, now + lease_s);
-    return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
+    return db_end(st, db_extend_member(c, run, rank, now + lease_s) == 0 ? ST_OK : ST_ERROR);
 }
 
 /* What the server holds of an experiment's points, for a finish "succeeded". */
@@ -230,24 +370,48 @@ static int points_held(struct conn *c, int64_t exp, struct points_held *h)
     return ST_OK;
 }
 
-int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason,
-                 long points, struct points_held *held)
+int store_finish(struct store *st, const struct finish *f, struct points_held *held)
 {
     struct conn *c = &st->writer;
     double now;
     struct run_row r;
+    int64_t run = f->run;
+    const char *outcome = f->outcome, *reason = f->reason;
+    long points = f->points;
     int rc = db_begin_run(st, run, &now, &r);
     if (rc != ST_OK)
         return rc;
     int release = !strcmp(outcome, "released");
+    int retry = !strcmp(outcome, "failed") && (f->retry || f->rank > 0);
     if (!r.active) {
-        /* A retried finish of the same outcome is answered as the first was. */
-        int same = !strcmp(r.run_state, "ended") && (release || !strcmp(r.exp_state, outcome));
+        /* A retried finish of the same outcome is answered as the first was;
+         * so is a rank's finish after the gang's end. */
+        int same = !strcmp(r.run_state, "ended") &&
+                   (release || retry || f->rank > 0 || !strcmp(r.exp_state, outcome));
         db_end(st, ST_CONFLICT);
         return same ? ST_OK : ST_CONFLICT;
     }
-    if (db_touch_worker(c, r.worker, now) != 0)
+    int64_t member;
+    if ((rc = db_member_worker(c, run, f->rank, &member)) != ST_OK)
+        return db_end(st, rc == ST_NOTFOUND ? ST_INVALID : rc);
+    if (db_touch_worker(c, member, now) != 0)
         return db_end(st, ST_ERROR);
+    if (retry) {
+        /* a rank's failure, or a failure of the machinery rather than of
+         * the experiment: the run ends for every rank, the experiment goes
+         * back to the queue with an attempt spent */
+        char why[600];
+        snprintf(why, sizeof why, "rank %d of %d failed on attempt %d of %d: %s", f->rank, r.world,
+                 r.attempts + 1, r.max_attempts, reason ? reason : "no reason given");
+        return db_end(st, db_requeue(c, run, r.exp, r.attempts, r.max_attempts, r.cancel_req, why,
+                                     now)
+                              ? ST_ERROR
+                              : ST_OK);
+    }
+    /* a rank of a gang speaks for itself only when it stops (released);
+     * what became of the experiment is rank 0's to say */
+    if (f->rank > 0 && !release)
+        return db_end(st, ST_OK);
     if (!strcmp(outcome, "succeeded")) {
         /* Succeeded means every point is here: at least the final step's
          * loss, and as many points as the worker's files hold. */
@@ -275,7 +439,26 @@ int store_finish(struct store *st, int64_t run, const char *outcome, const char 
     return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
 }
 
-int store_reap(struct store *st, int *expired)
+int db_requeue(struct conn *c, int64_t run, int64_t exp, int attempts, int max_attempts,
+               int cancel_req, const char *reason, double now)
+{
+    int spent = attempts + 1;
+    const char *state = cancel_req ? "cancelled" : spent >= max_attempts ? "failed" : "queued";
+    sqlite3_stmt *s = db_stmt(c, q_lose_run);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, run);
+    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_requeue)))
+        return -1;
+    sqlite3_bind_int64(s, 1, exp);
+    sqlite3_bind_text(s, 2, state, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 3, spent);
+    sqlite3_bind_text(s, 4, reason, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(s, 5, now);
+    return db_exec(c, s);
+}
+
+int store_reap(struct store *st, double rendezvous_s, int *expired)
 {
     *expired = 0;
     if (db_begin(st) != 0)
@@ -284,7 +467,7 @@ int store_reap(struct store *st, int *expired)
     double now = store_now();
     struct lapsed {
         int64_t run, exp, worker;
-        int attempts, max_attempts, cancel_req;
+        int attempts, max_attempts, cancel_req, world;
     } *l = NULL;
     int n = 0, cap = 0, rc;
     sqlite3_stmt *s = db_stmt(c, q_lapsed);
@@ -303,37 +486,32 @@ int store_reap(struct store *st, int *expired)
         }
         l[n++] = (struct lapsed){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
                                  sqlite3_column_int64(s, 5), sqlite3_column_int(s, 2),
-                                 sqlite3_column_int(s, 3), sqlite3_column_int(s, 4)};
+                                 sqlite3_column_int(s, 3), sqlite3_column_int(s, 4),
+                                 sqlite3_column_int(s, 6)};
     }
     if (rc != SQLITE_DONE) {
         free(l);
         return db_end(st, ST_ERROR);
     }
     for (int i = 0; i < n; i++) {
-        int attempts = l[i].attempts + 1;
-        const char *state = l[i].cancel_req            ? "cancelled"
-                            : attempts >= l[i].max_attempts ? "failed"
-                                                            : "queued";
-        char reason[160];
-        snprintf(reason, sizeof reason, "lease lapsed (worker %lld lost) on attempt %d of %d",
-                 (long long)l[i].worker, attempts, l[i].max_attempts);
-        if (!(s = db_stmt(c, q_lose_run)))
-            break;
-        sqlite3_bind_int64(s, 1, l[i].run);
-        if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_requeue)))
-            break;
-        sqlite3_bind_int64(s, 1, l[i].exp);
-        sqlite3_bind_text(s, 2, state, -1, SQLITE_STATIC);
-        sqlite3_bind_int(s, 3, attempts);
-        sqlite3_bind_text(s, 4, reason, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_double(s, 5, now);
-        if (db_exec(c, s) != 0)
+        char reason[200], gang[64] = "";
+        if (l[i].world > 1)
+            snprintf(gang, sizeof gang, ", which ends the gang of %d", l[i].world);
+        snprintf(reason, sizeof reason, "lease lapsed (worker %lld lost%s) on attempt %d of %d",
+                 (long long)l[i].worker, gang, l[i].attempts + 1, l[i].max_attempts);
+        if (db_requeue(c, l[i].run, l[i].exp, l[i].attempts, l[i].max_attempts, l[i].cancel_req,
+                       reason, now) != 0)
             break;
         (*expired)++;
     }
     free(l);
     if (*expired != n)
         return db_end(st, ST_ERROR);
+    int late = 0;
+    if (db_reap_rendezvous(c, now, rendezvous_s, &late) != 0)
+        return db_end(st, ST_ERROR);
+    n += late;
+    *expired = n;
     if (n) {
         if (!(s = db_stmt(c, q_bump_counter)))
             return db_end(st, ST_ERROR);

@@ -13,7 +13,11 @@ static const char worker_states_v2[] =
 #include "build/gen/worker_states_sql.inc"
     ;
 
-static const char *const migrations[] = {schema_v1, worker_states_v2};
+static const char gangs_v3[] =
+#include "build/gen/gangs_sql.inc"
+    ;
+
+static const char *const migrations[] = {schema_v1, worker_states_v2, gangs_v3};
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 static int user_version(sqlite3 *db, int *v)

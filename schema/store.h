@@ -21,6 +21,7 @@ enum store_rc {
     ST_NOTFOUND = 1,  /* no such experiment, run, worker or sweep */
     ST_CONFLICT = 2,  /* the state forbids it (lost lease, finished experiment) */
     ST_INCOMPLETE = 3, /* "succeeded" while points of the run are missing */
+    ST_INVALID = 4,   /* a rank the run does not have; a second rendezvous id */
     ST_ERROR = -1,    /* SQLite failed; logged */
 };
 
@@ -62,7 +63,7 @@ int store_cancel(struct store *st, int64_t id);
  * said it stopped), lost (silent for longer than lost_after, the lease
  * length), busy (holds a run), idle. */
 int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
-                          int64_t *id);
+                          const char *host, int64_t *id);
 /* The worker says it stops: offline for good, it leases nothing more (a
  * worker that comes back registers anew). */
 int store_worker_offline(struct store *st, int64_t worker);
@@ -72,10 +73,31 @@ int store_worker_offline(struct store *st, int64_t worker);
  * lapse) says how it is. */
 int store_remove_worker(struct store *st, int64_t worker, double lost_after, char *state,
                         size_t n, int *runs);
-/* Claims the best queued experiment the worker can run (priority, then FIFO).
- * *out is NULL when there is none. */
-int store_lease(struct store *st, int64_t worker, double lease_s, json_t **out);
-int store_heartbeat(struct store *st, int64_t run, long step, double lease_s, int *cancel);
+/* The largest gang a run may have. */
+enum { GANG_MAX = 4096 };
+
+struct lease_policy {
+    double lease_s;       /* a lease's length */
+    double wait_until;    /* the asking worker's long-poll deadline: it counts as
+                             waiting, a candidate for a gang, until then */
+    double rendezvous_s;  /* how long a new gang has to meet */
+};
+/* Claims the best queued experiment the worker can run (priority, then
+ * FIFO; leases.c says how gangs are formed and held). *out is the lease
+ * ({run, experiment, attempt, lease_seconds, spec, rank, world_size}), or
+ * NULL when there is none yet; *formed says a gang was just formed, whose
+ * other ranks are waiting to be told. */
+int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, json_t **out,
+                int *formed);
+/* A rank's heartbeat: extends its lease (a gang's run lasts while every
+ * rank's does); ST_INVALID for a rank the run does not have. */
+int store_heartbeat(struct store *st, int64_t run, int rank, long step, double lease_s,
+                    int *cancel);
+/* A gang's rendezvous: rank 0 posts its communicator id once (the same id
+ * again is a retry; another is ST_INVALID; a run that has ended ST_CONFLICT);
+ * get copies it into id, empty while none has been posted. */
+int store_rendezvous_set(struct store *st, int64_t run, const char *id);
+int store_rendezvous_get(struct store *st, int64_t run, char *id, size_t len);
 
 struct metric_point {
     const char *name;
@@ -96,15 +118,26 @@ struct points_held {
     int final_loss;   /* train/loss at final_step is stored */
     long points;      /* every point stored for the experiment */
 };
-/* Ends a run with outcome (succeeded, failed, cancelled, or released: back
+/* How a run ends: outcome succeeded, failed, cancelled, or released (back
  * to the queue without spending an attempt). "succeeded" is refused with
  * ST_INCOMPLETE, *held saying what is there, unless train/loss at the final
  * step is stored and at least `points` points (what the worker's files
- * hold; 0 when it did not say). */
-int store_finish(struct store *st, int64_t run, const char *outcome, const char *reason,
-                 long points, struct points_held *held);
-/* Sends every lapsed lease back to the queue (or to failed); *expired counts them. */
-int store_reap(struct store *st, int *expired);
+ * hold; 0 when it did not say). In a gang, rank 0 says what became of the
+ * experiment; another rank's "failed" (or any "failed" with retry: the
+ * machinery failed, not the experiment) ends the run and queues the
+ * experiment again with an attempt spent; its "released" gives the run
+ * back; its "succeeded" and "cancelled" change nothing. */
+struct finish {
+    int64_t run;
+    int rank;
+    const char *outcome, *reason;
+    long points;
+    int retry;
+};
+int store_finish(struct store *st, const struct finish *f, struct points_held *held);
+/* Sends every lapsed lease, and every gang that has not met within
+ * rendezvous_s, back to the queue (or to failed); *expired counts them. */
+int store_reap(struct store *st, double rendezvous_s, int *expired);
 
 int store_metrics(struct store *st, int64_t exp, const char *name, long from, long to, long every,
                   json_t **out);

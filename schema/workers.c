@@ -8,26 +8,27 @@
 #include <string.h>
 
 static const char q_insert_worker[] =
-    "INSERT INTO workers (name, device, capacity, registered, last_seen)"
-    " VALUES (?1, ?2, ?3, ?4, ?4)";
+    "INSERT INTO workers (name, device, capacity, registered, last_seen, host)"
+    " VALUES (?1, ?2, ?3, ?4, ?4, ?5)";
 static const char q_seen[] =
     "UPDATE workers SET last_seen = ?2 WHERE id = ?1";
 static const char q_worker_stop[] =
     "UPDATE workers SET stopped = ?2 WHERE id = ?1 AND removed IS NULL";
 static const char q_worker_gone[] =
-    "SELECT w.last_seen, w.stopped IS NOT NULL, (SELECT count(*) FROM runs"
-    " WHERE worker_id = w.id AND state = 'active')"
+    "SELECT w.last_seen, w.stopped IS NOT NULL, (SELECT count(*) FROM run_members m"
+    " JOIN runs r ON r.id = m.run_id WHERE m.worker_id = w.id AND r.state = 'active')"
     " FROM workers w WHERE w.id = ?1 AND w.removed IS NULL";
 static const char q_worker_remove[] =
     "UPDATE workers SET removed = ?2 WHERE id = ?1";
 static const char q_workers[] =
     "SELECT w.id, w.name, w.device, w.capacity, w.registered, w.last_seen,"
-    " (SELECT group_concat(experiment_id) FROM runs"
-    "  WHERE worker_id = w.id AND state = 'active'), w.stopped IS NOT NULL"
+    " (SELECT group_concat(r.experiment_id) FROM run_members m JOIN runs r ON r.id = m.run_id"
+    "  WHERE m.worker_id = w.id AND r.state = 'active'), w.stopped IS NOT NULL, w.host,"
+    " w.waiting_until"
     " FROM workers w WHERE w.removed IS NULL ORDER BY w.id";
 
 int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
-                          int64_t *id)
+                          const char *host, int64_t *id)
 {
     if (db_begin(st) != 0)
         return ST_ERROR;
@@ -39,6 +40,7 @@ int store_register_worker(struct store *st, const char *name, const char *device
     db_bind_text(s, 2, device);
     sqlite3_bind_int(s, 3, capacity);
     sqlite3_bind_double(s, 4, store_now());
+    db_bind_text(s, 5, host);
     if (db_exec(c, s) != 0)
         return db_end(st, ST_ERROR);
     *id = sqlite3_last_insert_rowid(c->db);
@@ -122,11 +124,14 @@ json_t *db_worker_rows(struct conn *c, double lost_after)
         }
         const char *state = worker_state(sqlite3_column_int(s, 7), age, lost_after,
                                          (int)json_array_size(exps));
-        json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:f,s:s,s:o}", "id",
-                                             db_col_json(s, 0), "name", db_col_json(s, 1), "device",
-                                             db_col_json(s, 2), "capacity", db_col_json(s, 3),
-                                             "registered", db_col_json(s, 4), "heartbeat_age_s",
-                                             age, "state", state, "experiments", exps));
+        /* waiting: parked in a lease long-poll, a candidate for a gang */
+        int waiting = sqlite3_column_double(s, 9) >= now;
+        json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:f,s:s,s:b,s:o}", "id",
+                                             db_col_json(s, 0), "name", db_col_json(s, 1), "host",
+                                             db_col_json(s, 8), "device", db_col_json(s, 2),
+                                             "capacity", db_col_json(s, 3), "registered",
+                                             db_col_json(s, 4), "heartbeat_age_s", age, "state",
+                                             state, "waiting", waiting, "experiments", exps));
     }
     if (rc != SQLITE_DONE) {
         json_decref(arr);

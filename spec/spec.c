@@ -218,7 +218,7 @@ static int parse_norm(json_t *v, struct norm_variant *n, struct spec_error *err)
     return 0;
 }
 
-static int parse_train(json_t *sec, const struct model_shape *m, struct train_cfg *t,
+static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struct train_cfg *t,
                        struct spec_error *err)
 {
     const struct model_preset *p = find_preset(m->preset);
@@ -264,8 +264,10 @@ static int parse_train(json_t *sec, const struct model_shape *m, struct train_cf
      * without a recipe. */
     if (!warmup_given)
         t->warmup = recipe && !steps_given ? p->warmup : t->steps / 10;
+    /* by default each rank's share of the batch goes in micro-batches of 64 */
+    int share = t->batch_seqs % gpus == 0 ? t->batch_seqs / gpus : t->batch_seqs;
     if (!micro_given)
-        t->micro_batch = t->batch_seqs % 64 == 0 ? 64 : t->batch_seqs;
+        t->micro_batch = share % 64 == 0 ? 64 : share;
     if (t->micro_batch > t->batch_seqs)
         return spec_fail(err, "train.micro_batch", "micro_batch %d is larger than batch_seqs %d",
                     t->micro_batch, t->batch_seqs);
@@ -273,6 +275,12 @@ static int parse_train(json_t *sec, const struct model_shape *m, struct train_cf
         return spec_fail(err, "train.micro_batch",
                     "batch that does not divide: batch_seqs %d is not a multiple of micro_batch %d",
                     t->batch_seqs, t->micro_batch);
+    /* every rank of a gang takes the same number of whole micro-batches */
+    if (gpus > 1 && t->batch_seqs % (gpus * t->micro_batch))
+        return spec_fail(err, "train.batch_seqs",
+                    "batch_seqs %d does not split over %d GPUs in micro-batches of %d "
+                    "(it must be a multiple of gpus x micro_batch = %d)",
+                    t->batch_seqs, gpus, t->micro_batch, gpus * t->micro_batch);
     /* The trainer indexes a step's tokens with int. */
     if ((long long)t->seq_len * t->batch_seqs > INT_MAX)
         return spec_fail(err, "train.batch_seqs",
@@ -349,10 +357,28 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
                  field_string(sec, "data", "val", s.val_glob, sizeof(s.val_glob), err) < 0)))
         return -1;
 
+    snprintf(s.device, sizeof(s.device), "any");
+    s.gpus = 1;
+    static const char *const res_keys[] = {"device", "gpus", NULL};
+    if (field_section(root, "resources", res_keys, &sec, err) ||
+        (sec && (field_string(sec, "resources", "device", s.device, sizeof(s.device), err) < 0 ||
+                 field_int(sec, "resources", "gpus", 1, &s.gpus, err) < 0)))
+        return -1;
+    /* A spec asks for a kind of device; which GPU is the worker's business. */
+    struct device_name dev;
+    if (device_parse(s.device, &dev) != 0 || dev.index >= 0)
+        return spec_fail(err, "resources.device", "unknown device \"%s\" (choices: cpu, cuda, any)",
+                    s.device);
+
+    /* A gang is of cuda workers, one GPU a rank. */
+    if (s.gpus > 1 && strcmp(s.device, "cuda"))
+        return spec_fail(err, "resources.gpus", "gpus %d needs device \"cuda\" (a gang is of GPUs), not \"%s\"",
+                    s.gpus, s.device);
+
     static const char *const train_keys[] = {"steps", "seq_len", "batch_seqs", "micro_batch",
                                              "lr", "warmup", "min_lr_ratio", "beta1", "beta2",
                                              "eps", "weight_decay", "clip", "seed", NULL};
-    if (field_section(root, "train", train_keys, &sec, err) || parse_train(sec, m, &s.train, err))
+    if (field_section(root, "train", train_keys, &sec, err) || parse_train(sec, m, s.gpus, &s.train, err))
         return -1;
 
     s.eval_every = 1000;
@@ -382,19 +408,6 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
         (sec && (field_bool(sec, "analysis", "angular", &s.analysis_angular, err) < 0 ||
                  field_bool(sec, "analysis", "prune", &s.analysis_prune, err) < 0)))
         return -1;
-
-    snprintf(s.device, sizeof(s.device), "any");
-    s.gpus = 1;
-    static const char *const res_keys[] = {"device", "gpus", NULL};
-    if (field_section(root, "resources", res_keys, &sec, err) ||
-        (sec && (field_string(sec, "resources", "device", s.device, sizeof(s.device), err) < 0 ||
-                 field_int(sec, "resources", "gpus", 1, &s.gpus, err) < 0)))
-        return -1;
-    /* A spec asks for a kind of device; which GPU is the worker's business. */
-    struct device_name dev;
-    if (device_parse(s.device, &dev) != 0 || dev.index >= 0)
-        return spec_fail(err, "resources.device", "unknown device \"%s\" (choices: cpu, cuda, any)",
-                    s.device);
 
     s.priority = 0;
     s.max_attempts = 3;

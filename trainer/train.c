@@ -33,6 +33,7 @@ struct run {
     json_t *spec_json;
     struct comm *comm; /* the gang's, or comm_single */
     int rank, world;
+    int fault;               /* the run failed for a device or communication fault */
 };
 
 static double now(void)
@@ -299,6 +300,7 @@ static int device_fault(struct run *r, long step, char *err, size_t errlen)
         snprintf(err, errlen, "the gang's communication failed at step %ld: %s", step, why);
     else
         return 0;
+    r->fault = 1;
     say(r, "%s", err);
     return -1;
 }
@@ -466,5 +468,5 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     rc = TRAIN_DONE;
 out:
     teardown(&r);
-    return rc;
+    return rc == TRAIN_FAILED && r.fault ? TRAIN_FAULT : rc;
 }

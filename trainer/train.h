@@ -37,7 +37,7 @@ struct train_opts {
     double progress_seconds;    /* cadence of progress lines (0: every update) */
 };
 
-enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1 };
+enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1, TRAIN_FAULT = -2 };
 enum { TRAIN_GO_ON = 0, TRAIN_STOP_CHECKPOINT = 1, TRAIN_STOP_ABANDON = 2 };
 
 /* The sample index of sequence i of `rank`'s share of update `step`: rank
@@ -46,8 +46,10 @@ enum { TRAIN_GO_ON = 0, TRAIN_STOP_CHECKPOINT = 1, TRAIN_STOP_ABANDON = 2 };
 int64_t train_sample_index(const struct job_spec *s, long step, int rank, int world, int i);
 
 /* Runs the spec (validated, with its data checked) into out_dir. Returns
- * TRAIN_DONE, TRAIN_STOPPED (checkpoint written), or TRAIN_FAILED with err:
- * a bad checkpoint, out of memory, or "diverged at step N". */
+ * TRAIN_DONE, TRAIN_STOPPED (checkpoint written), TRAIN_FAILED with err (a
+ * bad checkpoint, out of memory, "diverged at step N"), or TRAIN_FAULT with
+ * err: the machine failed (a device fault, the gang's communication), not
+ * the experiment, so another attempt may succeed. */
 int train_run(const struct job_spec *spec, const char *out_dir, const struct train_opts *opts,
               const struct train_hooks *hooks, char *err, size_t errlen);
 

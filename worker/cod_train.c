@@ -150,7 +150,7 @@ int main(int argc, char **argv)
     struct train_opts opts = {.ops = ops, .resume = resume, .progress_seconds = progress};
     struct train_hooks hooks = {.ctx = NULL, .log = log_line, .should_stop = should_stop};
     int rc = train_run(&spec, out, &opts, &hooks, err, sizeof(err));
-    if (rc == TRAIN_FAILED) {
+    if (rc == TRAIN_FAILED || rc == TRAIN_FAULT) {
         fprintf(stderr, "cod-train: failed: %s\n", err);
         return 1;
     }

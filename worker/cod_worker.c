@@ -44,8 +44,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "cod-worker: %s\n", ops ? "--device any: name the device, cpu or cuda:N" : err);
         return 2;
     }
+    if (a.nccl_always && dn.kind != DEVICE_CUDA) {
+        fprintf(stderr, "cod-worker: --nccl always needs a cuda:N device (NCCL joins GPUs)\n");
+        return 2;
+    }
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "worker");
+    if (!a.host)
+        a.host = host;
     if (!a.name) {
-        gethostname(host, sizeof host - 1);
         if (path_fmt(defname, sizeof defname, err, sizeof err, "%s/%s/%d", host, a.device,
                      (int)getpid()) != 0) {
             fprintf(stderr, "cod-worker: --name: %s\n", err);
@@ -73,8 +80,9 @@ int main(int argc, char **argv)
     }
     struct job_ctx ctx = {.server = a.server, .token = a.token, .work_dir = a.work_dir,
                           .ops = ops, .heartbeat_s = a.heartbeat_s, .flush_s = a.flush_s,
+                          .nccl_always = a.nccl_always,
                           .stop = &stop, .stop_now = &stop_now};
-    struct lease_loop loop = {.name = a.name, .device = a.device, .wait = a.wait,
+    struct lease_loop loop = {.name = a.name, .device = a.device, .host = a.host, .wait = a.wait,
                               .max_jobs = a.max_jobs};
     runlog_printf("cod-worker on %s, %d threads, work dir %s, server %s", a.device,
                   omp_get_max_threads(), a.work_dir, a.server);

@@ -15,10 +15,12 @@ static void sleep_interruptible(double s, volatile sig_atomic_t *stop)
 }
 
 /* Registers, retrying while the server cannot be reached. 0, or -1 (fatal or stopped). */
-static int register_worker(struct http_client *http, const char *name, const char *device,
-                           long long *id, double *heartbeat_s, volatile sig_atomic_t *stop)
+static int register_worker(struct http_client *http, const struct lease_loop *l, long long *id,
+                           double *heartbeat_s, volatile sig_atomic_t *stop)
 {
-    json_t *body = json_pack("{s:s,s:s,s:i}", "name", name, "device", device, "capacity", 1);
+    const char *name = l->name, *device = l->device;
+    json_t *body = json_pack("{s:s,s:s,s:i,s:s}", "name", name, "device", device, "capacity", 1,
+                             "host", l->host);
     double delay = 0;
     int said = 0, rc = -1;
     char err[512];
@@ -37,7 +39,8 @@ static int register_worker(struct http_client *http, const char *name, const cha
             double hb = json_number_value(json_object_get(res.json, "heartbeat_seconds"));
             if (hb > 0 && hb < *heartbeat_s)
                 *heartbeat_s = hb;
-            runlog_printf("registered as worker %lld (%s, %s)", *id, name, device);
+            runlog_printf("registered as worker %lld (%s, %s on host %s)", *id, name, device,
+                          l->host);
             rc = 0;
         } else {
             http_error_text(&res, err, sizeof err);
@@ -75,7 +78,7 @@ int lease_loop_run(const struct lease_loop *l, struct job_ctx *ctx, struct http_
     int rc = 0, idle_said = 0, down_said = 0;
     double delay = 0;
     while (!*ctx->stop && (!l->max_jobs || jobs < l->max_jobs)) {
-        if (!id && register_worker(http, l->name, l->device, &id, &ctx->heartbeat_s, ctx->stop) != 0) {
+        if (!id && register_worker(http, l, &id, &ctx->heartbeat_s, ctx->stop) != 0) {
             rc = *ctx->stop ? 0 : 1;
             break;
         }

@@ -10,6 +10,7 @@
 
 struct lease_loop {
     const char *name, *device;
+    const char *host;     /* told to the server: a gang is packed onto the fewest hosts */
     double wait;          /* seconds of one long-poll */
     long max_jobs;        /* 0: until *ctx->stop */
 };

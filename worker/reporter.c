@@ -98,7 +98,7 @@ static void lose(struct reporter *rp, const struct http_response *res)
 static int heartbeat(struct reporter *rp, long step)
 {
     struct http_response res;
-    json_t *body = json_pack("{s:I}", "step", (json_int_t)step);
+    json_t *body = json_pack("{s:I,s:i}", "step", (json_int_t)step, "rank", rp->cfg.rank);
     long status = body ? post(rp, "heartbeat", body, 10, &res) : 0;
     int rc = status == 200 ? 0 : -1;
     if (status == 200 && json_is_true(json_object_get(res.json, "cancel"))) {
@@ -257,7 +257,7 @@ static void *loop(void *arg)
         if (rp->draining || now >= next_flush) {
             int ready = rp->metrics_ready, draining = rp->draining;
             pthread_mutex_unlock(&rp->mu);
-            int rc = send_pending(rp, ready);
+            int rc = rp->cfg.rank == 0 ? send_pending(rp, ready) : SENT_ALL;
             pthread_mutex_lock(&rp->mu);
             if (rc == SENT_ALL && draining) {
                 rp->all_sent = 1;

@@ -4,7 +4,9 @@
  * delivered only when the server answers 200 (stored); when it cannot be
  * reached or answers 5xx, training goes on and the lines wait on disk until
  * it takes them. The server keys points by (experiment, name, step, layer)
- * and lines by (run, seq), so a batch sent twice adds nothing. */
+ * and lines by (run, seq), so a batch sent twice adds nothing. In a gang
+ * every rank heartbeats and rank 0 alone sends: the others' files stay on
+ * their own disks. */
 #ifndef COD_REPORTER_H
 #define COD_REPORTER_H
 
@@ -14,6 +16,7 @@
 struct reporter_cfg {
     const char *server, *token;
     int64_t run;
+    int rank;                 /* in the run's gang: a rank other than 0 only heartbeats */
     const char *metrics_path; /* read only after reporter_note_step: the trainer rewrites it on resume */
     const char *log_path;
     /* Where the acknowledged length of metrics.jsonl is kept between runs,

@@ -9,7 +9,8 @@ void worker_usage(FILE *f)
     fprintf(f,
             "usage: cod-worker [--server URL] [--device cpu|cuda:N] [--work-dir DIR] [--token W]\n"
             "                  [--threads N] [--name NAME] [--max-jobs N] [--wait S]\n"
-            "                  [--heartbeat-seconds S] [--flush-seconds S]\n"
+            "                  [--heartbeat-seconds S] [--flush-seconds S] [--host H]\n"
+            "                  [--nccl gangs|always]\n"
             "  --server URL     cod-server (default $COD_SERVER or http://127.0.0.1:8470)\n"
             "  --device         cpu (default) or cuda:N\n"
             "  --work-dir DIR   checkpoints and reports, DIR/experiments/<id>/ (default var/worker);\n"
@@ -17,6 +18,9 @@ void worker_usage(FILE *f)
             "  --token W        the worker token (default $COD_WORKER_TOKEN, else $COD_TOKEN)\n"
             "  --max-jobs N     exit after N jobs (default: run until stopped)\n"
             "  --wait S         long-poll for work S seconds per request (default 30)\n"
+            "  --host H         the machine, as the server packs gangs (default: the host name)\n"
+            "  --nccl gangs     NCCL for runs of several GPUs only (default); always: a one-GPU\n"
+            "                   run goes through NCCL too (a gang of one, to check the path)\n"
             "exit status: 0 stopped by a signal or after --max-jobs, 1 fatal error, 2 bad usage\n");
 }
 
@@ -54,6 +58,10 @@ int worker_args_parse(int argc, char **argv, struct worker_args *a)
             a->token = v;
         else if (!strcmp(k, "--name"))
             a->name = v;
+        else if (!strcmp(k, "--host") && *v)
+            a->host = v;
+        else if (!strcmp(k, "--nccl") && (!strcmp(v, "gangs") || !strcmp(v, "always")))
+            a->nccl_always = !strcmp(v, "always");
         else if (!strcmp(k, "--threads") && numeric && num >= 1 && num <= 4096)
             a->threads = (int)num;
         else if (!strcmp(k, "--max-jobs") && numeric && num >= 1)

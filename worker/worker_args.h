@@ -7,6 +7,8 @@
 
 struct worker_args {
     const char *server, *token, *device, *work_dir, *name; /* name NULL: host/device/pid */
+    const char *host;     /* NULL: the machine's host name */
+    int nccl_always;      /* --nccl always: a one-GPU run through NCCL too */
     int threads;          /* 0: OpenMP's default */
     long max_jobs;        /* 0: until stopped */
     double wait, heartbeat_s, flush_s;

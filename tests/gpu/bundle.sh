@@ -2,7 +2,8 @@
 # Builds the GPU bundle here, for a GPU machine that has the NVIDIA driver,
 # the CUDA 13 toolkit's libraries and python3 with torch, but no compiler
 # toolchain for cod, no Debian packages and no network:
-#   .gpu/bundle.tar.xz  the GPU programs (portable x86-64, -march=x86-64-v2),
+#   .gpu/bundle.tar.xz  the GPU programs (portable x86-64, -march=x86-64-v2;
+#                       cod-server and cod-worker for tests/gpu/gang.sh),
 #                       the shared libraries they need that are not glibc's
 #                       (OpenBLAS, jansson, PCRE2, libgomp, libgfortran, ...),
 #                       a slice of the default corpus as bytes (data/gpu-bytes:
@@ -42,13 +43,15 @@ for d in build bin; do [ -d "$src/$d" ] && mv "$src/$d" "$src.new/"; done
 rm -rf "$src"
 mv "$src.new" "$src"
 make -C "$src" -j"$(nproc)" ARCH="-march=x86-64-v2 -mtune=generic" \
-    bin/cod-train bin/cod-analyze gpu-tests build/gpu/bench_train_cuda > "$work/build.log" 2>&1 ||
+    bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker gpu-tests build/gpu/bench_train_cuda \
+    > "$work/build.log" 2>&1 ||
     { tail -30 "$work/build.log"; echo "bundle: build failed (see $work/build.log)" >&2; exit 1; }
 
 stage=$work/stage
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/data"
-progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/build/gpu/test_ops_cuda"
+progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/bin/cod-server" "$src/bin/cod-worker"
+       "$src/build/gpu/test_ops_cuda"
        "$src/build/gpu/test_model_cuda" "$src/build/gpu/bench_train_cuda")
 for p in "${progs[@]}"; do
     strip -o "$stage/bin/$(basename "$p")" "$p"

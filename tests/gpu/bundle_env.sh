@@ -1,6 +1,7 @@
 # Sourced by tests/gpu/run.sh and bench/gpu/run.sh (not run by itself).
 # Chooses where the GPU programs come from and sets:
-#   COD_BIN   directory of cod-train, cod-analyze, test_*_cuda, bench_train_cuda
+#   COD_BIN   directory of cod-train, cod-analyze, cod-server, cod-worker,
+#             test_*_cuda, bench_train_cuda
 #   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes)
 #   COD_REF   directory of the bundled CPU reference run (empty if none)
 # With .gpu/bundle.tar.xz present (tests/gpu/bundle.sh), it is unpacked once
@@ -24,11 +25,12 @@ gpu_env_setup() { # log directory
         export LD_LIBRARY_PATH=$PWD/$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
         echo "bundle: built from $(cat "$b/commit" 2>/dev/null || echo '?')$([ -s "$b/dirty" ] && echo ' with uncommitted changes')"
     else
-        make -j"$(nproc)" bin/cod-train bin/cod-analyze gpu-tests build/gpu/bench_train_cuda \
+        make -j"$(nproc)" bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker gpu-tests \
+            build/gpu/bench_train_cuda \
             > "$log_dir/build.log" 2>&1 || { echo "FAIL build (see $log_dir/build.log)"; tail -20 "$log_dir/build.log"; return 1; }
         [ -x build/gpu/test_ops_cuda ] || { echo "FAIL build: no nvcc found, so no CUDA backend was built"; return 1; }
         mkdir -p build/gpu/bin
-        for p in bin/cod-train bin/cod-analyze build/gpu/test_ops_cuda build/gpu/test_model_cuda \
+        for p in bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker build/gpu/test_ops_cuda build/gpu/test_model_cuda \
                  build/gpu/bench_train_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
         COD_BIN=$PWD/build/gpu/bin
         { [ -f var/data/default-bytes/meta.json ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh >/dev/null; } &&

@@ -246,6 +246,48 @@ r = await call('post', '/v1/experiments/' + e2 + '/cancel');
 expect('cancel a queued experiment: 202', r.status, 202);
 r = await call('post', '/v1/experiments/' + e1 + '/cancel');
 expect('cancel a finished experiment: 409', r.status, 409);
+// a gang of two cuda workers, its rendezvous, a rank's failure
+r = await call('post', '/v1/experiments', { body: { ...spec('gang2'), resources: { device: 'cpu', gpus: 2 } } });
+expect('gpus 2 on a cpu: 422 naming resources.gpus', r.json?.error?.field, 'resources.gpus');
+r = await call('post', '/v1/experiments', { body: { ...spec('gang2'), resources: { device: 'cuda', gpus: 2 } } });
+expect('2 sequences over 2 GPUs in micro-batches of 2: 422 naming train.batch_seqs', r.json?.error?.field, 'train.batch_seqs');
+r = await call('post', '/v1/experiments', { body: { ...spec('gang9'), train: { steps: 4, seq_len: 16, batch_seqs: 18, micro_batch: 2 }, resources: { device: 'cuda', gpus: 9 } } });
+expect('gpus above --max-gang: 422 naming resources.gpus', r.json?.error?.field, 'resources.gpus');
+const gtrain = { steps: 4, seq_len: 16, batch_seqs: 4, micro_batch: 2 };
+r = await call('post', '/v1/experiments', { body: { ...spec('gang2'), train: gtrain, resources: { device: 'cuda', gpus: 2 } } });
+expect('a gang experiment: 201', r.status, 201);
+const eg = r.json?.id;
+r = await call('post', '/v1/workers/register', { token: WORKER, body: { name: 'oa2/0', device: 'cuda:0', host: 'oa2' } });
+const wg2 = r.json?.id;
+const [ga, gb] = await Promise.all([wgpu, wg2].map((id) =>
+  call('post', '/v1/workers/' + id + '/lease', { token: WORKER, body: { wait: 10 } })));
+check('both ranks leased, one run, ranks 0 and 1',
+  ga.status === 200 && gb.status === 200 && ga.json?.run === gb.json?.run && ga.json?.experiment === eg &&
+  ga.json?.world_size === 2 && ga.json?.rank + gb.json?.rank === 1,
+  JSON.stringify([ga.json, gb.json]).slice(0, 300));
+const grun = ga.json?.run;
+r = await call('get', '/v1/runs/' + grun + '/rendezvous?wait=0', { token: WORKER });
+expect('rendezvous before rank 0 posts: 204', r.status, 204);
+await call('get', '/v1/runs/' + grun + '/rendezvous?wait=x', { token: WORKER });
+await call('post', '/v1/runs/' + grun + '/rendezvous', { token: WORKER, body: { rank: 1, id: 'QUJD' } });
+r = await call('post', '/v1/runs/' + grun + '/rendezvous', { token: WORKER, body: { rank: 0, id: 'QUJD' } });
+expect('rendezvous posted: 200', r.status, 200);
+r = await call('post', '/v1/runs/' + grun + '/rendezvous', { token: WORKER, body: { rank: 0, id: 'REVG' } });
+expect('another id: 409 rendezvous_taken', r.json?.error?.code, 'rendezvous_taken');
+r = await call('get', '/v1/runs/' + grun + '/rendezvous?wait=5', { token: WORKER });
+expect('rendezvous read: the id', r.json?.id, 'QUJD');
+await call('get', '/v1/runs/999999/rendezvous', { token: WORKER });
+r = await call('post', '/v1/runs/' + grun + '/heartbeat', { token: WORKER, body: { step: 1, rank: 7 } });
+expect('a rank the run lacks: 422 naming rank', r.json?.error?.field, 'rank');
+await call('post', '/v1/runs/' + grun + '/heartbeat', { token: WORKER, body: { step: 1, rank: 1 } });
+r = await call('post', '/v1/runs/' + grun + '/finish', { token: WORKER, body: { outcome: 'failed', rank: 1, reason: 'nccl' } });
+expect('a rank fails: 200', r.status, 200);
+r = await call('post', '/v1/runs/' + grun + '/heartbeat', { token: WORKER, body: { step: 1, rank: 0 } });
+expect('the other rank is told: 409 lease_lost', r.json?.error?.code, 'lease_lost');
+r = await call('get', '/v1/experiments/' + eg);
+check('the gang experiment is queued again, an attempt spent',
+  r.json?.state === 'queued' && r.json?.attempts === 1, JSON.stringify(r.json).slice(0, 200));
+await call('post', '/v1/experiments/' + eg + '/cancel');
 await call('get', '/v1/workers');
 r = await call('delete', '/v1/workers/' + w);
 expect('remove a worker still there: 409 worker_not_gone', r.json?.error?.code, 'worker_not_gone');

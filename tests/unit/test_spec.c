@@ -185,6 +185,9 @@ static const struct bad_case bad_cases[] = {
     {"{\"analysis\":{\"prune\":\"yes\"}}", "analysis.prune", "true or false"},
     {"{\"resources\":{\"gpus\":0}}", "resources.gpus", "positive"},
     {"{\"resources\":{\"device\":\"tpu\"}}", "resources.device", "cpu, cuda, any"},
+    {"{\"resources\":{\"device\":\"any\",\"gpus\":2}}", "resources.gpus", "needs device"},
+    {"{\"train\":{\"batch_seqs\":48,\"micro_batch\":16},\"resources\":{\"device\":\"cuda\",\"gpus\":2}}",
+     "train.batch_seqs", "multiple of gpus x micro_batch = 32"},
     {"{\"max_attempts\":0}", "max_attempts", "positive"},
     {"{\"priority\":1.5}", "priority", "integer"},
     {"{\"model\":{" CUSTOM ",\"vocab\":1}}", "model.vocab", "at least 2"},
@@ -335,7 +338,7 @@ static void test_round_trip(void)
         "{\"model\":\"llama-130m\",\"norm\":\"lns\"}",
         "{\"model\":\"llama-1b\",\"norm\":\"deepnorm\",\"train\":{\"steps\":777,\"seed\":42}}",
         "{\"model\":\"llama-9m\",\"norm\":\"mixln\",\"eval\":{\"every\":0,\"tokens\":5},"
-        "\"analysis\":{\"angular\":true,\"prune\":true},\"resources\":{\"device\":\"cpu\","
+        "\"analysis\":{\"angular\":true,\"prune\":true},\"resources\":{\"device\":\"cuda\","
         "\"gpus\":2},\"priority\":-3,\"max_attempts\":9,\"name\":\"x.y_z-1\"}",
         "{\"model\":{" CUSTOM ",\"vocab\":300},\"norm\":{\"base\":\"skipinit\",\"init_std\":0.03}}",
         "{\"model\":{\"preset\":\"llama-60m\",\"vocab\":50257},\"norm\":\"layerscale\","

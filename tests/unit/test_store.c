@@ -44,6 +44,20 @@ static int64_t lease_exp(json_t *l, const char *key)
     return l ? (int64_t)json_integer_value(json_object_get(l, key)) : 0;
 }
 
+static int lease(struct store *st, int64_t worker, double lease_s, json_t **out)
+{
+    struct lease_policy p = {lease_s, store_now() + 30, 600};
+    int formed;
+    return store_lease(st, worker, &p, out, &formed);
+}
+
+static int finish(struct store *st, int64_t run, const char *outcome, const char *reason,
+                  long points, struct points_held *held)
+{
+    struct finish f = {run, 0, outcome, reason, points, 0};
+    return store_finish(st, &f, held);
+}
+
 static void migrations_are_idempotent(void)
 {
     struct store *st = open_fresh("m.db");
@@ -66,24 +80,24 @@ static void priority_then_fifo_and_resources(void)
     CHECK(store_create_experiment(st, &low, NULL, &b, &rep) == ST_OK, "create b");
     CHECK(store_create_experiment(st, &high, NULL, &c, &rep) == ST_OK, "create c");
     CHECK(store_create_experiment(st, &gpu, NULL, &g, &rep) == ST_OK, "create g");
-    CHECK(store_register_worker(st, "cpu", "cpu", 3, &w_cpu) == ST_OK, "register cpu");
-    CHECK(store_register_worker(st, "gpu", "cuda", 1, &w_gpu) == ST_OK, "register gpu");
+    CHECK(store_register_worker(st, "cpu", "cpu", 3, "h", &w_cpu) == ST_OK, "register cpu");
+    CHECK(store_register_worker(st, "gpu", "cuda", 1, "h", &w_gpu) == ST_OK, "register gpu");
     json_t *l1, *l2, *l3, *l4;
-    CHECK(store_lease(st, w_cpu, 60, &l1) == ST_OK && lease_exp(l1, "experiment") == c,
+    CHECK(lease(st, w_cpu, 60, &l1) == ST_OK && lease_exp(l1, "experiment") == c,
           "priority first");
-    CHECK(store_lease(st, w_cpu, 60, &l2) == ST_OK && lease_exp(l2, "experiment") == a, "then FIFO");
-    CHECK(store_lease(st, w_cpu, 60, &l3) == ST_OK && lease_exp(l3, "experiment") == b, "then b");
-    CHECK(store_lease(st, w_cpu, 60, &l4) == ST_OK && l4 == NULL,
+    CHECK(lease(st, w_cpu, 60, &l2) == ST_OK && lease_exp(l2, "experiment") == a, "then FIFO");
+    CHECK(lease(st, w_cpu, 60, &l3) == ST_OK && lease_exp(l3, "experiment") == b, "then b");
+    CHECK(lease(st, w_cpu, 60, &l4) == ST_OK && l4 == NULL,
           "a cuda job never goes to a cpu worker");
     json_decref(l4);
-    CHECK(store_lease(st, w_gpu, 60, &l4) == ST_OK && lease_exp(l4, "experiment") == g,
+    CHECK(lease(st, w_gpu, 60, &l4) == ST_OK && lease_exp(l4, "experiment") == g,
           "the cuda worker gets it");
     json_decref(l1);
     json_decref(l2);
     json_decref(l3);
     json_decref(l4);
     json_t *none;
-    CHECK(store_lease(st, 999, 60, &none) == ST_NOTFOUND, "unknown worker");
+    CHECK(lease(st, 999, 60, &none) == ST_NOTFOUND, "unknown worker");
     store_close(st);
 }
 
@@ -112,27 +126,27 @@ static void lapse_requeues_then_fails(void)
     int rep, expired, cancel;
     char s[32];
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w);
     json_t *l;
-    store_lease(st, w, 0.05, &l);
+    lease(st, w, 0.05, &l);
     int64_t run = lease_exp(l, "run");
     json_decref(l);
     usleep(100 * 1000);
     struct metric_point p = {"train/loss", 1, -1, 2.0, 0};
     CHECK(store_report(st, run, &p, 1, NULL, 0) == ST_CONFLICT, "lapsed lease: report refused");
-    CHECK(store_heartbeat(st, run, 1, 60, &cancel) == ST_CONFLICT, "lapsed lease: heartbeat refused");
-    CHECK(store_reap(st, &expired) == ST_OK && expired == 1, "reaped %d", expired);
+    CHECK(store_heartbeat(st, run, 0, 1, 60, &cancel) == ST_CONFLICT, "lapsed lease: heartbeat refused");
+    CHECK(store_reap(st, 600, &expired) == ST_OK && expired == 1, "reaped %d", expired);
     CHECK(!strcmp(state_of(st, id, s, sizeof s), "queued"), "back to queued: %s", s);
     json_t *m;
     CHECK(store_metrics(st, id, NULL, 0, 1000, 1, &m) == ST_OK &&
               json_object_size(json_object_get(m, "series")) == 0,
           "nothing written by the lost run");
     json_decref(m);
-    store_lease(st, w, 0.05, &l);
+    lease(st, w, 0.05, &l);
     CHECK(l && lease_exp(l, "attempt") == 2, "second attempt");
     json_decref(l);
     usleep(100 * 1000);
-    store_reap(st, &expired);
+    store_reap(st, 600, &expired);
     CHECK(!strcmp(state_of(st, id, s, sizeof s), "failed"), "failed after max_attempts: %s", s);
     json_t *o;
     store_get_experiment(st, id, &o);
@@ -156,9 +170,9 @@ static void metrics_idempotent_and_finish(void)
     int rep;
     char s[32];
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w);
     json_t *l;
-    store_lease(st, w, 60, &l);
+    lease(st, w, 60, &l);
     int64_t run = lease_exp(l, "run");
     json_decref(l);
     struct metric_point pts[3] = {{"train/loss", 1, -1, 3.0, 0},
@@ -180,10 +194,10 @@ static void metrics_idempotent_and_finish(void)
     json_decref(logs);
     CHECK(store_cancel(st, id) == ST_OK, "cancel running");
     int cancel;
-    CHECK(store_heartbeat(st, run, 3, 60, &cancel) == ST_OK && cancel, "heartbeat answers cancel");
+    CHECK(store_heartbeat(st, run, 0, 3, 60, &cancel) == ST_OK && cancel, "heartbeat answers cancel");
     CHECK(!strcmp(state_of(st, id, s, sizeof s), "cancelled"), "cancelled: %s", s);
     struct points_held held;
-    CHECK(store_finish(st, run, "succeeded", NULL, 0, &held) == ST_CONFLICT,
+    CHECK(finish(st, run, "succeeded", NULL, 0, &held) == ST_CONFLICT,
           "finish after cancel refused");
     CHECK(store_cancel(st, id) == ST_CONFLICT, "cancel of a finished experiment");
     int64_t id2;
@@ -192,20 +206,20 @@ static void metrics_idempotent_and_finish(void)
           "queued cancelled at once");
     int64_t id3;
     store_create_experiment(st, &e, NULL, &id3, &rep);
-    store_lease(st, w, 60, &l);
+    lease(st, w, 60, &l);
     run = lease_exp(l, "run");
     json_decref(l);
-    CHECK(store_finish(st, run, "succeeded", NULL, 0, &held) == ST_INCOMPLETE &&
+    CHECK(finish(st, run, "succeeded", NULL, 0, &held) == ST_INCOMPLETE &&
               !held.final_loss && held.final_step == 100 && held.points == 0,
           "succeeded refused without the final step's loss");
     struct metric_point last[2] = {{"train/loss", 99, -1, 2.0, 0}, {"train/loss", 100, -1, 1.0, 0}};
     CHECK(store_report(st, run, last, 2, NULL, 0) == ST_OK, "report the final steps");
-    CHECK(store_finish(st, run, "succeeded", NULL, 3, &held) == ST_INCOMPLETE && held.final_loss &&
+    CHECK(finish(st, run, "succeeded", NULL, 3, &held) == ST_INCOMPLETE && held.final_loss &&
               held.points == 2,
           "succeeded refused with fewer points than the worker's files hold");
     CHECK(!strcmp(state_of(st, id3, s, sizeof s), "running"), "still running: %s", s);
-    CHECK(store_finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "finish");
-    CHECK(store_finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "retried finish");
+    CHECK(finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "finish");
+    CHECK(finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "retried finish");
     CHECK(!strcmp(state_of(st, id3, s, sizeof s), "succeeded"), "succeeded: %s", s);
     store_close(st);
 }
@@ -221,14 +235,14 @@ static void worker_offline_and_removed(void)
     char state[16];
     json_t *l;
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, &w);
-    store_register_worker(st, "w2", "cpu", 1, &w2);
+    store_register_worker(st, "w", "cpu", 1, "h", &w);
+    store_register_worker(st, "w2", "cpu", 1, "h", &w2);
     CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_CONFLICT &&
               !strcmp(state, "idle"),
           "an idle worker is not removed: %s", state);
     CHECK(store_worker_offline(st, w) == ST_OK, "offline");
-    CHECK(store_lease(st, w, 60, &l) == ST_NOTFOUND && !l, "an offline worker leases nothing");
-    CHECK(store_lease(st, w2, 60, &l) == ST_OK && lease_exp(l, "experiment") == id,
+    CHECK(lease(st, w, 60, &l) == ST_NOTFOUND && !l, "an offline worker leases nothing");
+    CHECK(lease(st, w2, 60, &l) == ST_OK && lease_exp(l, "experiment") == id,
           "the experiment went to the other worker");
     json_decref(l);
     CHECK(store_worker_offline(st, w2) == ST_OK, "w2 offline while it holds a run");
@@ -257,11 +271,11 @@ static void *leaser(void *arg)
 {
     (void)arg;
     int64_t w;
-    if (store_register_worker(shared, "w", "cpu", 1000, &w) != ST_OK)
+    if (store_register_worker(shared, "w", "cpu", 1000, "h", &w) != ST_OK)
         return NULL;
     for (;;) {
         json_t *l;
-        if (store_lease(shared, w, 60, &l) != ST_OK || !l)
+        if (lease(shared, w, 60, &l) != ST_OK || !l)
             return NULL;
         int64_t e = lease_exp(l, "experiment");
         json_decref(l);

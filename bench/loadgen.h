@@ -1,0 +1,85 @@
+/* The load generators' HTTP (bench_server, bench_gangs): plain sockets to
+ * cod-server on loopback, one keep-alive HTTP/1.1 connection per caller, a
+ * request at a time, so that the client costs little beside the server. */
+#ifndef COD_BENCH_LOADGEN_H
+#define COD_BENCH_LOADGEN_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int dial(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* One request on a keep-alive connection; returns the status, the body in
+ * *body (static per thread buffer), or -1. */
+static int roundtrip(int fd, const char *method, const char *path, const char *body, char *buf,
+                     size_t cap, char **resp_body)
+{
+    char head[512];
+    size_t blen = body ? strlen(body) : 0;
+    int hl = snprintf(head, sizeof head,
+                      "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", method,
+                      path, blen);
+    if (write(fd, head, (size_t)hl) != hl)
+        return -1;
+    for (size_t off = 0; off < blen;) {
+        ssize_t w = write(fd, body + off, blen - off);
+        if (w <= 0)
+            return -1;
+        off += (size_t)w;
+    }
+    size_t got = 0;
+    char *end = NULL;
+    while (!end) {
+        ssize_t r = read(fd, buf + got, cap - 1 - got);
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+        buf[got] = 0;
+        end = strstr(buf, "\r\n\r\n");
+    }
+    int status = atoi(buf + 9);
+    char *cl = strcasestr(buf, "\r\nContent-Length:");
+    size_t len = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
+    size_t need = (size_t)(end + 4 - buf) + len;
+    if (need >= cap)
+        return -1;
+    while (got < need) {
+        ssize_t r = read(fd, buf + got, need - got);
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    buf[need] = 0;
+    if (resp_body)
+        *resp_body = end + 4;
+    return status;
+}
+
+#endif

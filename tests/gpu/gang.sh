@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Data parallel through the real NCCL path, end to end: cod-server on
+# loopback, cod-worker on cuda:0 with --nccl always, so that a one-GPU
+# experiment is a gang of one: rank 0 makes the NCCL id, posts it to the
+# server's rendezvous, joins an NCCL communicator of one and trains with its
+# all-reduces. Passes when the experiment succeeds through
+# that path and its loss curve equals cod-train's plain run of the same spec
+# (no communicator) within 0.1% on average. Where the machine has two GPUs
+# or more, a gang of two (a cod-worker on each of cuda:0 and cuda:1, the
+# experiment asking gpus 2) must give the one-GPU curve within 1% (the two
+# ranks sum their gradients in another order). NCCL refuses two ranks on one
+# GPU, so one GPU shows the gang of one only. Run from tests/gpu/run.sh.
+cd "$(dirname "$0")/../.." && . tests/lib.sh
+: "${COD_BIN:?run from tests/gpu/run.sh}"
+t=${GPU_LOGS:-build/gpu/logs}/gang
+rm -rf "$t"
+mkdir -p "$t"
+spec() { # gpus
+    cat <<SPEC
+{"name": "gang-of-$1", "model": "llama-9m", "norm": "pre",
+ "data": {"train": "$COD_DATA/gpu-bytes/train_*.bin", "val": "$COD_DATA/gpu-bytes/val_*.bin"},
+ "train": {"steps": 60, "seq_len": 128, "batch_seqs": 32, "micro_batch": 16, "warmup": 6, "clip": 1.0},
+ "eval": {"every": 30, "tokens": 16384}, "stats": {"every": 0}, "checkpoint": {"every": 0},
+ "resources": {"device": "cuda", "gpus": $1}}
+SPEC
+}
+"$COD_BIN/cod-server" --listen 127.0.0.1:0 --db "$t/cod.db" --port-file "$t/port" \
+    --lease-seconds 60 --log-requests 0 2> "$t/server.log" &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
+for _ in $(seq 300); do [ -s "$t/port" ] && break; sleep 0.1; done
+B=http://127.0.0.1:$(cat "$t/port")
+state_of() { curl -s "$B/v1/experiments/$1" | grep -o '"state":"[a-z]*"' | head -1 | cut -d'"' -f4; }
+submit() { curl -s -X POST "$B/v1/experiments" --data-binary "$(spec "$1")" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2; }
+points() { grep '"name": "train/loss"' "$1" | sed 's/.*"step": \([0-9]*\).*"value": \([^,}]*\).*/\1 \2/'; }
+# mean |a - b| over mean a, of two "step value" files of the same steps, under a limit in %
+close() { # a b limit_percent label
+    paste -d' ' "$1" "$2" | awk -v lim="$3" -v label="$4" '
+        $1 != $3 { bad = 1 }
+        { d = $4 - $2; if (d < 0) d = -d; s += d; c += $2 }
+        END { printf "  %s: %d steps, mean |diff| / mean loss = %.4f%%\n", label, NR, 100 * s / c
+              exit bad || NR != 60 || !(100 * s / c < lim) }'
+}
+
+# the plain run: no communicator
+spec 1 > "$t/spec1.json"
+"$COD_BIN/cod-train" "$t/spec1.json" --out "$t/plain" --device cuda:0 > "$t/plain.log" 2>&1
+check "the plain run on cuda:0" test $? -eq 0
+points "$t/plain/metrics.jsonl" > "$t/plain.loss"
+
+# the gang of one, through the server and NCCL
+e1=$(submit 1)
+"$COD_BIN/cod-worker" --server "$B" --device cuda:0 --nccl always --max-jobs 1 --wait 5 \
+    --work-dir "$t/w0" > "$t/worker1.log" 2>&1
+check "cod-worker --nccl always ran its job" test $? -eq 0
+check "the gang of one met at the server's rendezvous and joined NCCL" \
+    grep -q 'rank 0 of 1: rendezvous done, joining the NCCL communicator' "$t/worker1.log"
+is_state=$(state_of "$e1")
+check "the experiment succeeded (state $is_state)" test "$is_state" = succeeded
+grep -h 'failed\|fault' "$t/worker1.log" | head -3 | sed 's/^/  /'
+points "$t/w0/experiments/$e1/metrics.jsonl" > "$t/gang1.loss"
+check "the gang of one's loss curve equals the plain run's (within 0.1%)" \
+    close "$t/plain.loss" "$t/gang1.loss" 0.1 "gang of one vs plain"
+
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
+if [ "${gpus:-0}" -ge 2 ]; then
+    e2=$(submit 2)
+    "$COD_BIN/cod-worker" --server "$B" --device cuda:0 --max-jobs 1 --wait 5 --name g/0 \
+        --work-dir "$t/g0" > "$t/rank-a.log" 2>&1 &
+    a=$!
+    "$COD_BIN/cod-worker" --server "$B" --device cuda:1 --max-jobs 1 --wait 5 --name g/1 \
+        --work-dir "$t/g1" > "$t/rank-b.log" 2>&1
+    wait $a
+    is_state=$(state_of "$e2")
+    check "a gang of two on cuda:0 and cuda:1 succeeded (state $is_state)" test "$is_state" = succeeded
+    m=$(ls "$t"/g?/experiments/"$e2"/metrics.jsonl 2>/dev/null | head -1)
+    points "${m:-/dev/null}" > "$t/gang2.loss"
+    check "the gang of two's loss curve equals one GPU's (within 1%)" \
+        close "$t/plain.loss" "$t/gang2.loss" 1 "gang of two vs one GPU"
+else
+    echo "  one GPU here: the gang of two needs two (not run)"
+fi
