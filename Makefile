@@ -3,6 +3,7 @@
 #   make test     install what is missing, build, run every test
 #   make bench    measure and print the figures for bench/RESULTS.md
 #   make demo     the main job: fetch the default corpus, train the default spec
+#   make corpus [CORPUS=extended]   the default (or the extended) corpus
 CC      ?= cc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 ARCH    ?= -march=native
@@ -23,7 +24,7 @@ LIB_LIBS = -lopenblas -ljansson -lpcre2-8 -lcrypto -lm -fopenmp -lpthread
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
 # the trainer, the kernels or the tokenizers (no OpenBLAS, no OpenMP).
-SERVER_SRC  = $(wildcard schema/*.c api/*.c) $(filter-out $(MAINS),$(wildcard daemon/*.c))
+SERVER_SRC  = $(wildcard schema/*.c api/*.c report/*.c) $(filter-out $(MAINS),$(wildcard daemon/*.c))
 SERVER_LIBS = -ljansson -lmicrohttpd -lsqlite3 -lm -lpthread
 # The HTTP client (libcurl) that cod-worker and the cod CLI share.
 CLIENT_SRC  = common/http_client.c
@@ -80,7 +81,7 @@ bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(CUDA_OB
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
 
-bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC) common/path.c)
+bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC) common/path.c common/fileio.c)
 	@mkdir -p bin
 	$(CC) $(REL) -o $@ $^ -ljansson -lm $(CLIENT_LIBS)
 
@@ -141,6 +142,14 @@ $(SERVER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_SERVER) $(SAN_LIB
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(SERVER_LIBS)
 
+# A failing disk under SQLite (tests/faulty_vfs.h): linked into the store's
+# fault test, and built as a library to preload into the real cod-server
+# (tests/server_faults.sh), so that cod-server itself carries no test hook.
+build/tests/test_store_faults: build/san/tests/faulty_vfs.o
+build/test-lib/faulty_vfs.so: tests/faulty_vfs.c tests/faulty_vfs.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fPIC -shared -o $@ $< -lsqlite3 -lpthread
+
 # The worker tests link the worker's objects and libcurl.
 WORKER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_worker*.c))
 $(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_LIB)
@@ -178,16 +187,18 @@ gpu-tests: $(GPU_TESTS)
 deps:
 	scripts/deps.sh
 
-build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) build/san-bin/cod-worker
+build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) build/san-bin/cod-worker build/test-lib/faulty_vfs.so
 
 test:
 	scripts/deps.sh test
 	$(MAKE) build-tests
 	tests/run.sh
 
-corpus: deps
+# CORPUS=extended: the default corpus and more English (docs/data.md)
+corpus:
+	scripts/deps.sh $(if $(filter extended,$(CORPUS)),corpus-extended)
 	$(MAKE) bin/cod-prep
-	scripts/corpus.sh
+	CORPUS="$(CORPUS)" scripts/corpus.sh
 
 demo: deps
 	$(MAKE) all
@@ -207,5 +218,59 @@ clean:
 
 .PHONY: all deps build-tests test corpus demo bench install clean
 .SECONDARY:
+
+# ---- Fuzzing (issue 14) ------------------------------------------------------
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c) for every reader of untrusted
+# bytes, built with clang, ASan and UBSan into build/fuzz/. `make fuzz` runs
+# each for FUZZ_SECONDS from its checked-in seeds (tests/fuzz/corpus/NAME/)
+# and keeps what it finds in var/fuzz/NAME/ (tests/fuzz/run.sh);
+# tests/fuzz_replay.sh, in `make test`, replays the seeds and fuzzes each
+# harness for a few seconds. OpenMP's pragmas are off (-fopenmp=libgomp:
+# a harness runs on one thread), its calls go to libgomp, as OpenBLAS's do.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama
+FUZZ_BINS     = $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
+FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fno-omit-frame-pointer \
+                -fsanitize=address,undefined -fno-sanitize-recover=all -fopenmp=libgomp
+fobj = $(patsubst %.c,build/fuzz/obj/%.o,$(1))
+FUZZ_BASE     = $(call fobj,tests/fuzz/fuzz_util.c $(COMMON_SRC) $(SPEC_SRC))
+FUZZ_SERVER   = $(call fobj,tests/fuzz/http_driver.c $(SERVER_SRC))
+FUZZ_TRAINER  = $(call fobj,$(CORE_SRC))
+FUZZ_PREP     = $(call fobj,tests/fuzz/tok_round_trip.c $(filter-out prep/prep_run.c,$(PREP_SRC)))
+
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+build/fuzz/obj/schema/migrate.o: $(patsubst schema/%.sql,build/gen/%_sql.inc,$(wildcard schema/*.sql))
+build/fuzz/obj/api/openapi.o: build/gen/openapi_json.inc
+build/fuzz/obj/api/static.o: build/gen/web_assets.inc
+
+FUZZ_LINK = $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
+build/fuzz/fuzz_spec: build/fuzz/obj/tests/fuzz/fuzz_spec.o $(FUZZ_BASE)
+	$(FUZZ_LINK) -ljansson -lm
+build/fuzz/fuzz_sweep: build/fuzz/obj/tests/fuzz/fuzz_sweep.o $(call fobj,api/submit.c) $(FUZZ_BASE)
+	$(FUZZ_LINK) -ljansson -lm
+build/fuzz/fuzz_http build/fuzz/fuzz_worker: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
+		$(FUZZ_SERVER) $(FUZZ_BASE)
+	$(FUZZ_LINK) $(SERVER_LIBS)
+build/fuzz/fuzz_safetensors: build/fuzz/obj/tests/fuzz/fuzz_safetensors.o \
+		$(call fobj,trainer/safetensors.c) $(FUZZ_BASE)
+	$(FUZZ_LINK) -ljansson -lm
+build/fuzz/fuzz_shard: build/fuzz/obj/tests/fuzz/fuzz_shard.o \
+		$(call fobj,trainer/dataloader.c trainer/rng.c) $(FUZZ_BASE)
+	$(FUZZ_LINK) -ljansson -lm
+build/fuzz/fuzz_checkpoint: build/fuzz/obj/tests/fuzz/fuzz_checkpoint.o $(FUZZ_TRAINER) $(FUZZ_BASE)
+	$(FUZZ_LINK) $(LIB_LIBS)
+build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
+		$(FUZZ_PREP) $(FUZZ_BASE)
+	$(FUZZ_LINK) -lpcre2-8 -lcrypto -ljansson -lm
+
+fuzz-build: $(FUZZ_BINS)
+build-tests: fuzz-build
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+.PHONY: fuzz fuzz-build
 
 -include $(shell find build -name '*.d' 2>/dev/null)

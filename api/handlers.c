@@ -221,11 +221,12 @@ enum MHD_Result h_layers(struct req *r, int64_t id)
 {
     enum MHD_Result ret;
     long step;
-    if (query_long(r, "step", -1, 0, 1L << 62, &step, &ret) != 0)
+    const char *name;
+    if (query_long(r, "step", -1, 0, 1L << 62, &step, &ret) != 0 ||
+        !(name = query_text(r, "name", "layer/out_var", &ret)))
         return ret;
-    const char *name = query_str(r, "name");
     json_t *o;
-    int rc = store_layers(r->app->store, id, name ? name : "layer/out_var", step, &o);
+    int rc = store_layers(r->app->store, id, name, step, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment or layer series");
     return reply_json(r, 200, o);
@@ -233,9 +234,12 @@ enum MHD_Result h_layers(struct req *r, int64_t id)
 
 enum MHD_Result h_layer_history(struct req *r, int64_t id)
 {
-    const char *name = query_str(r, "name");
+    enum MHD_Result ret;
+    const char *name = query_text(r, "name", "layer/out_var", &ret);
+    if (!name)
+        return ret;
     json_t *o;
-    int rc = store_layer_history(r->app->store, id, name ? name : "layer/out_var", &o);
+    int rc = store_layer_history(r->app->store, id, name, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment");
     return reply_json(r, 200, o);

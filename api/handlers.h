@@ -24,6 +24,9 @@ enum MHD_Result h_layer_history(struct req *r, int64_t id);
 enum MHD_Result h_logs(struct req *r, int64_t id);
 enum MHD_Result h_create_sweep(struct req *r, int64_t id);
 enum MHD_Result h_show_sweep(struct req *r, int64_t id);
+/* a sweep's averaged series and report: api/sweep_views.c */
+enum MHD_Result h_sweep_series(struct req *r, int64_t id);
+enum MHD_Result h_sweep_report(struct req *r, int64_t id);
 enum MHD_Result h_workers(struct req *r, int64_t id);
 enum MHD_Result h_remove_worker(struct req *r, int64_t id);
 

@@ -47,17 +47,49 @@ enum MHD_Result reply_json(struct req *r, int status, json_t *body)
     return ret;
 }
 
+/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 where none starts. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+             : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < k; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f) || (c == 0xf0 && s[1] < 0x90) ||
+        (c == 0xf4 && s[1] > 0x8f))
+        return 0;  /* overlong, a surrogate, past U+10FFFF */
+    return k;
+}
+
+/* An error quotes what the client sent (a path, a query value), which need
+ * not be UTF-8, and a message cut to fit its buffer may end inside a
+ * character; a JSON string must be UTF-8, so any other byte becomes '?'. */
+static void utf8_clean(char *s)
+{
+    for (unsigned char *p = (unsigned char *)s; *p;) {
+        size_t k = utf8_seq(p);
+        if (!k)
+            *p = '?', k = 1;
+        p += k;
+    }
+}
+
 enum MHD_Result reply_error(struct req *r, int status, const char *code, const char *field,
                             const char *fmt, ...)
 {
-    char msg[768];
+    char msg[768], where[160];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    utf8_clean(msg);
     json_t *e = json_pack("{s:s,s:s}", "code", code, "message", msg);
-    if (e && field)
-        json_object_set_new(e, "field", json_string(field));
+    if (e && field) {
+        snprintf(where, sizeof where, "%s", field);
+        utf8_clean(where);
+        json_object_set_new(e, "field", json_string(where));
+    }
     json_t *body = e ? json_pack("{s:o}", "error", e) : NULL;
     if (!body) {
         static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}\n";
@@ -85,6 +117,12 @@ enum MHD_Result reply_store(struct req *r, int rc, const char *what)
 {
     if (rc == ST_NOTFOUND)
         return reply_error(r, 404, "not_found", NULL, "no such %s", what);
+    char why[128];
+    if (store_unavailable_since(r->app->store, r->start, why, sizeof why))
+        return reply_error(r, 503, "unavailable", NULL,
+                           "the database is unavailable (%s); the request was not acknowledged: "
+                           "try it again",
+                           why);
     return reply_error(r, 500, "internal", NULL, "the database failed; see the server log");
 }
 
@@ -110,6 +148,22 @@ json_t *body_object(struct req *r, int empty_ok, enum MHD_Result *ret)
 const char *query_str(struct req *r, const char *key)
 {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *query_text(struct req *r, const char *key, const char *def, enum MHD_Result *ret)
+{
+    const char *v = query_str(r, key);
+    if (!v)
+        return def;
+    for (const unsigned char *p = (const unsigned char *)v; *p;) {
+        size_t k = utf8_seq(p);
+        if (!k) {
+            *ret = reply_error(r, 400, "bad_query", key, "%s must be UTF-8 text", key);
+            return NULL;
+        }
+        p += k;
+    }
+    return v;
 }
 
 int query_long(struct req *r, const char *key, long def, long min, long max, long *out,

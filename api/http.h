@@ -34,7 +34,9 @@ enum MHD_Result reply_error(struct req *r, int status, const char *code, const c
 enum MHD_Result reply_text(struct req *r, int status, const char *type, const char *text,
                            size_t len);
 enum MHD_Result reply_empty(struct req *r, int status);
-/* The store failed: 500, logged there. */
+/* The store failed (logged there): 404 for ST_NOTFOUND; 503 unavailable
+ * when the disk or another process's lock failed it during the request, so
+ * the client tries again; else 500. */
 enum MHD_Result reply_store(struct req *r, int rc, const char *what);
 
 /* The body as a JSON object; on failure the 400/422 reply is already queued
@@ -46,6 +48,10 @@ json_t *body_object(struct req *r, int empty_ok, enum MHD_Result *ret);
 int query_long(struct req *r, const char *key, long def, long min, long max, long *out,
                enum MHD_Result *ret);
 const char *query_str(struct req *r, const char *key);
+/* A query parameter that the answer quotes back (a series name): def when
+ * absent; NULL, with a 400 queued into *ret, when it is not UTF-8, which
+ * no JSON string can hold. */
+const char *query_text(struct req *r, const char *key, const char *def, enum MHD_Result *ret);
 /* Names the first key of obj outside allowed (NULL-terminated), or NULL. */
 const char *unknown_key(json_t *obj, const char *const *allowed);
 

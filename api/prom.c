@@ -138,6 +138,13 @@ char *prom_render(struct http_stats *h, json_t *stats)
     put(&b, "# HELP cod_lease_expiries_total Leases that lapsed without a heartbeat.\n"
             "# TYPE cod_lease_expiries_total counter\ncod_lease_expiries_total %lld\n",
         (long long)json_integer_value(json_object_get(stats, "lease_expiries")));
+    put(&b, "# HELP cod_store_commits_total Write transactions committed (with group commit, "
+            "a batch of requests each).\n# TYPE cod_store_commits_total counter\n"
+            "cod_store_commits_total %lld\n",
+        (long long)json_integer_value(json_object_get(stats, "commits")));
+    put(&b, "# HELP cod_store_fsyncs_total The database's fsyncs.\n"
+            "# TYPE cod_store_fsyncs_total counter\ncod_store_fsyncs_total %lld\n",
+        (long long)json_integer_value(json_object_get(stats, "fsyncs")));
     json_t *running = json_object_get(stats, "running");
     per_running(&b, running, "cod_train_loss", "loss", "Newest train/loss of a running experiment.");
     per_running(&b, running, "cod_train_tokens_per_s", "tokens_per_s",

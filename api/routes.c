@@ -27,6 +27,8 @@ static const struct route routes[] = {
     {"GET", "/v1/experiments/{id}/logs", h_logs, AUTH_CLIENT, "GET"},
     {"POST", "/v1/sweeps", h_create_sweep, AUTH_CLIENT, "POST"},
     {"GET", "/v1/sweeps/{id}", h_show_sweep, AUTH_CLIENT, "GET"},
+    {"GET", "/v1/sweeps/{id}/series", h_sweep_series, AUTH_CLIENT, "GET"},
+    {"GET", "/v1/sweeps/{id}/report", h_sweep_report, AUTH_CLIENT, "GET"},
     {"GET", "/v1/workers", h_workers, AUTH_CLIENT, "GET"},
     {"DELETE", "/v1/workers/{id}", h_remove_worker, AUTH_CLIENT, "DELETE"},
     {"POST", "/v1/workers/register", h_register, AUTH_WORKER, "POST"},

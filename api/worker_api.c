@@ -54,8 +54,14 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
     const char *n = json_string_value(name), *h = json_string_value(host);
     if (h)
         snprintf(host_name, sizeof host_name, "%s", h);
-    else if (n)
-        snprintf(host_name, sizeof host_name, "%.*s", (int)strcspn(n, "/"), n);
+    else if (n) {
+        /* a long one is cut, at a character's start: the listing must stay UTF-8 */
+        size_t len = strcspn(n, "/");
+        if (len >= sizeof host_name)
+            for (len = sizeof host_name - 1; len && ((unsigned char)n[len] & 0xc0) == 0x80;)
+                len--;
+        snprintf(host_name, sizeof host_name, "%.*s", (int)len, n);
+    }
     /* The registry keeps the kind: a cuda:N worker is a cuda worker. */
     const char *d = json_string_value(dev), *device = NULL;
     struct device_name dn;
@@ -131,10 +137,13 @@ enum MHD_Result h_worker_offline(struct req *r, int64_t worker)
     json_t *b = body_object(r, 1, &ret);
     if (!b)
         return ret;
+    /* bad points into b: it goes only after the answer that names it */
     const char *bad = unknown_key(b, (const char *const[]){NULL});
+    if (bad)
+        ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     json_decref(b);
     if (bad)
-        return reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+        return ret;
     int rc = store_worker_offline(r->app->store, worker);
     if (rc != ST_OK)
         return reply_store(r, rc, "worker");

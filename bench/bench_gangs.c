@@ -86,12 +86,6 @@ static int gangs_whole(const struct worker *w, int n, int gang)
     return 1;
 }
 
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int submit(int fd, const char *spec, char *buf, size_t cap)
 {
     return roundtrip(fd, "POST", "/v1/experiments", spec, buf, cap, NULL) == 201 ? 0 : -1;
@@ -201,7 +195,7 @@ int main(int argc, char **argv)
         free(m);
     }
     if (ok) {
-        qsort(lat, ROUNDS, sizeof *lat, cmp);
+        qsort(lat, ROUNDS, sizeof *lat, cmp_double);
         printf("last member to every rank leased (gang of %d, %d gangs, %d other workers busy): "
                "p50 %.1f ms, max %.1f ms\n",
                gang, ROUNDS, n, lat[ROUNDS / 2] * 1e3, lat[ROUNDS - 1] * 1e3);

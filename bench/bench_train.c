@@ -2,7 +2,10 @@
  * updates (forward, backward, Adam) of a preset shape at seq 256, beside the
  * cblas_sgemm FLOP/s of this machine measured in the same process, and the
  * process's peak memory. Tokens are random ids: throughput does not depend
- * on the text. usage: bench_train DIM LAYERS HEADS FFN VOCAB MICRO_BATCH STEPS */
+ * on the text. usage: bench_train DIM LAYERS HEADS FFN VOCAB MICRO_BATCH STEPS
+ * The ratio is given twice: the mean update against the best sgemm window,
+ * and the best update against it, which like the sgemm figure is what the
+ * code does when no neighbour holds the cores. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,18 +92,21 @@ int main(int argc, char **argv)
     }
     printf("sgemm before training:\n");
     double sg_before = sgemm_flops(N, c.dim, c.ffn_dim, c.vocab);
-    double t0 = 0;
+    double t0 = 0, best = INFINITY;
     for (int s = -1; s < steps; s++) { /* step -1 warms caches and page-faults the buffers in */
+        double ts = now();
         if (s == 0)
-            t0 = now();
+            t0 = ts;
         ops_cpu.zero(m.grads, m.n_params);
         model_forward(&m, tok, tgt, B, (real)(1.0 / N));
         model_backward(&m);
         ops_cpu.adam(m.params, m.wact, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f, 0,
                      s + 2, 0);
+        if (s >= 0 && now() - ts < best)
+            best = now() - ts;
     }
     double dt = now() - t0, tps = (double)N * steps / dt;
-    double achieved = tps * model_flops_per_token(&m);
+    double achieved = tps * model_flops_per_token(&m), best_achieved = N / best * model_flops_per_token(&m);
     printf("model dim %d layers %d heads %d ffn %d vocab %d: %.2fM params, micro-batch %d x 256\n",
            c.dim, c.n_layers, c.n_heads, c.ffn_dim, c.vocab, m.n_weights / 1e6, B);
     printf("sgemm after training:\n");
@@ -108,8 +114,9 @@ int main(int argc, char **argv)
     sg = sg > sg_before ? sg : sg_before;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("RESULT tokens_per_s=%.0f achieved_gflops=%.1f sgemm_gflops=%.1f ratio=%.3f peak_rss_mib=%.0f\n",
-           tps, achieved / 1e9, sg / 1e9, achieved / sg, ru.ru_maxrss / 1024.0);
+    printf("RESULT tokens_per_s=%.0f achieved_gflops=%.1f sgemm_gflops=%.1f ratio=%.3f best_tokens_per_s=%.0f "
+           "best_ratio=%.3f peak_rss_mib=%.0f\n",
+           tps, achieved / 1e9, sg / 1e9, achieved / sg, N / best, best_achieved / sg, ru.ru_maxrss / 1024.0);
     free(tok);
     free(tgt);
     ops_cpu.free(am);

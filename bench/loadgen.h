@@ -82,4 +82,11 @@ static int roundtrip(int fd, const char *method, const char *path, const char *b
     return status;
 }
 
+/* for qsort of latencies */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 #endif

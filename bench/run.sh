@@ -11,11 +11,14 @@
 #     (bench_worker.sh).
 #  5. cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server);
 #     gang leases/s with 1000 simulated workers and the last member's wait
-#     for its gang (bench_gangs).
-#  6. where a GPU answers (nvidia-smi -L): the GPU trainer against PyTorch
+#     for its gang (bench_gangs); with group commit off too.
+#  6. the fleet simulator (bench/fleet.sh): 10,000, 5,000 and 2,000 workers
+#     and 100 dashboards for 60 s, and 10,000 without group commit.
+#  7. where a GPU answers (nvidia-smi -L): the GPU trainer against PyTorch
 #     (bench/gpu/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/server.bash
 out=bench/out
 mkdir -p "$out"
 echo "== CPU training throughput (seq 256, vocab 32000, micro-batch 16, 4 updates) =="
@@ -67,25 +70,31 @@ sd=$(mktemp -d /tmp/cod-bench-server-XXXXXX)
 head -c 30000 /dev/urandom | base64 > "$sd/text.txt"
 bin/cod-prep --tokenizer bytes --out "$sd/data" "$sd/text.txt" >/dev/null 2>&1
 printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "resources": {"device": "cpu"}}' "$sd" "$sd" > "$sd/spec.json"
-bin/cod-server --listen 127.0.0.1:0 --db "$sd/cod.db" --port-file "$sd/port" --log-requests 0 2>"$sd/server.log" &
-spid=$!
-for _ in $(seq 100); do [ -s "$sd/port" ] && break; sleep 0.05; done
-build/bench/bench_server "$(cat "$sd/port")" "$sd/spec.json" 10 | tee "$out/server.txt"
-kill -TERM "$spid"; wait "$spid" || true
+server_up
+build/bench/bench_server "$port" "$sd/spec.json" 10 | tee "$out/server.txt"
+server_down
+echo "-- the same without group commit (--group-commit 0)"
+server_up --group-commit 0
+build/bench/bench_server "$port" "$sd/spec.json" 10 | tee "$out/server-no-gc.txt"
+server_down
 
 echo
 echo "== gangs: 1000 simulated cuda workers, gangs of 8 (bench_gangs) =="
 # a connection per simulated worker: the limits above 1000, as many files
 printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "train": {"batch_seqs": 16, "micro_batch": 2}, "resources": {"device": "cuda", "gpus": 8}}' "$sd" "$sd" > "$sd/gang.json"
-rm -f "$sd"/cod.db* "$sd/port"
 (ulimit -n 8192
- bin/cod-server --listen 127.0.0.1:0 --db "$sd/cod.db" --port-file "$sd/port" --log-requests 0 \
-     --conn-limit 4000 --per-ip-limit 4000 --lease-seconds 120 2>"$sd/server.log" &
- spid=$!
- for _ in $(seq 100); do [ -s "$sd/port" ] && break; sleep 0.05; done
- build/bench/bench_gangs "$(cat "$sd/port")" "$sd/gang.json" 1000 8 | tee "$out/gangs.txt"
- kill -TERM "$spid"; wait "$spid" || true)
+ server_up --conn-limit 4000 --per-ip-limit 4000 --lease-seconds 120
+ build/bench/bench_gangs "$port" "$sd/gang.json" 1000 8 | tee "$out/gangs.txt"
+ server_down)
 rm -rf "$sd"
+
+echo
+echo "== the fleet: N simulated workers (a beat every 5 s) and 100 dashboards, 60 s (bench/fleet.sh) =="
+for run in "10000 1" "10000 0" "5000 1" "2000 1"; do
+    set -- $run
+    echo "-- $1 workers, group commit $2"
+    bench/fleet.sh "$1" 100 60 "$2" | tee "$out/fleet-$1-gc$2.txt"
+done
 
 if nvidia-smi -L >/dev/null 2>&1; then
     echo

@@ -41,6 +41,12 @@ static const char *header_problem(const unsigned char *h, int64_t size, int *tb,
 static int open_sized(const char *path, int64_t *size, char *err, size_t errlen)
 {
     struct stat st;
+    /* Opening a FIFO waits for a writer: a spec naming one would hang the
+     * server's check, or a worker, for good. Only a regular file is a shard. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        return -1;
+    }
     int fd = fio_open_stat(path, &st, err, errlen);
     if (fd < 0)
         return -1;

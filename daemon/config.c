@@ -14,7 +14,8 @@ const char config_usage[] =
     "                  [--config FILE] [--port-file FILE] [--lease-seconds S]\n"
     "                  [--reap-seconds S] [--long-poll-max S] [--request-deadline S]\n"
     "                  [--max-body BYTES] [--threads N] [--readers N] [--max-sweep N]\n"
-    "                  [--max-gang N] [--rendezvous-seconds S]\n"
+    "                  [--max-gang N] [--rendezvous-seconds S] [--lock-timeout S]\n"
+    "                  [--group-commit 0|1]\n"
     "                  [--conn-limit N] [--per-ip-limit N] [--conn-timeout S]\n"
     "                  [--grace-seconds S] [--log-requests 0|1] [--check-db] [--routes]\n"
     "Every setting also reads from the config file (name = value) and from\n"
@@ -106,10 +107,12 @@ static int set(struct config *c, const char *name, const char *v, char *err, siz
     NUM("max-sweep", 1, 100000, max_sweep, int)
     NUM("max-gang", 1, 4096, max_gang, int)
     NUM("rendezvous-seconds", 1, 86400, rendezvous_s, double)
+    NUM("lock-timeout", 0, 3600, lock_timeout_s, double)
     NUM("conn-limit", 1, 100000, conn_limit, unsigned)
     NUM("per-ip-limit", 1, 100000, per_ip_limit, unsigned)
     NUM("conn-timeout", 1, 3600, conn_timeout_s, unsigned)
     NUM("log-requests", 0, 1, log_requests, int)
+    NUM("group-commit", 0, 1, group_commit, int)
 #undef NUM
     snprintf(err, errlen, "unknown setting \"%s\"", name);
     return -1;
@@ -157,7 +160,8 @@ static int load_file(struct config *c, const char *path, char *err, size_t errle
 static const char *const names[] = {
     "listen", "db", "token", "worker-token", "port-file", "lease-seconds", "reap-seconds",
     "long-poll-max", "request-deadline", "grace-seconds", "max-body", "threads", "readers",
-    "max-sweep", "max-gang", "rendezvous-seconds", "conn-limit", "per-ip-limit", "conn-timeout", "log-requests", NULL,
+    "max-sweep", "max-gang", "rendezvous-seconds", "lock-timeout", "conn-limit", "per-ip-limit",
+    "conn-timeout", "log-requests", "group-commit", NULL,
 };
 
 static int load_env(struct config *c, char *err, size_t errlen)
@@ -185,15 +189,17 @@ int config_load(int argc, char **argv, struct config *c, char *err, size_t errle
     c->request_deadline_s = 60;
     c->grace_s = 10;
     c->max_body = 4u << 20;
-    c->threads = 4;
+    c->threads = 16;
     c->readers = 8;
     c->max_sweep = 256;
     c->max_gang = 8;
     c->rendezvous_s = 600;
+    c->lock_timeout_s = 10;
     c->conn_limit = 1000;
     c->per_ip_limit = 256;
     c->conn_timeout_s = 30;
     c->log_requests = 1;
+    c->group_commit = 1;
     /* the config file first, wherever --config sits among the flags */
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--config") && load_file(c, argv[i + 1], err, errlen) != 0)

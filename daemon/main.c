@@ -60,6 +60,17 @@ int main(int argc, char **argv)
             close(fd);
         return 1;
     }
+    store_set_lock_timeout(app.store, cfg.lock_timeout_s);
+    store_set_group_commit(app.store, cfg.group_commit);
+    if (!check_only && store_grace(app.store, cfg.lease_s) != ST_OK) {
+        fprintf(stderr, "cod-server: database: cannot give the running leases their grace\n");
+        store_close(app.store);
+        app_destroy(&app);
+        dblock_release(lock);
+        if (fd >= 0)
+            close(fd);
+        return 1;
+    }
     if (check_only) {
         char verdict[256] = "?";
         rc = store_integrity(app.store, verdict, sizeof verdict);

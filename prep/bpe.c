@@ -35,7 +35,7 @@ int bpe_pairs_set(struct bpe_pairs *p, uint32_t a, uint32_t b, uint32_t rank, ui
     uint64_t k = (uint64_t)a << 32 | b;
     if (k == UINT64_MAX)
         return -1;
-    size_t i = (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & p->mask;
+    size_t i = bpe_slot(k, p->mask);
     while (p->key[i] != UINT64_MAX && p->key[i] != k)
         i = (i + 1) & p->mask;
     if (p->key[i] == UINT64_MAX) {

@@ -25,11 +25,19 @@ int bpe_pairs_init(struct bpe_pairs *p, size_t max_pairs);
 void bpe_pairs_free(struct bpe_pairs *p);
 /* Adds or replaces (a, b) -> (rank, result). -1 if the table is full. */
 int bpe_pairs_set(struct bpe_pairs *p, uint32_t a, uint32_t b, uint32_t rank, uint32_t result);
+/* The slot where the probe for key a << 32 | b starts: bits of the
+ * product's high half, since a reaches none of its bits below 32 (the low
+ * half's bits cluster every pair with the same b). */
+static inline size_t bpe_slot(uint64_t k, size_t mask)
+{
+    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
 /* Rank of (a, b) (BPE_NO_RANK if absent) and, when present, *result. */
 static inline uint32_t bpe_pairs_get(const struct bpe_pairs *p, uint32_t a, uint32_t b, uint32_t *result)
 {
     uint64_t k = (uint64_t)a << 32 | b;
-    size_t i = (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & p->mask;
+    size_t i = bpe_slot(k, p->mask);
     for (;;) {
         uint64_t s = p->key[i];
         if (s == k) {

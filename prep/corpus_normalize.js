@@ -11,26 +11,10 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const crypto = require('crypto');
+const { normalize, write } = require('./corpus_text');
 
 const VAL_BOOK = 'chesterton-thursday.txt';
 const VAL_SOTU_FROM = 2012;
-
-// UTF-8 if it is valid UTF-8, else Latin-1 (two Gutenberg files are); LF
-// line ends; no BOM; no C0 control characters but tab and newline (one
-// speech holds a stray \x02); no trailing spaces; one final newline.
-function normalize(buf) {
-    let s;
-    try {
-        s = new TextDecoder('utf-8', { fatal: true }).decode(buf);
-    } catch (e) {
-        s = buf.toString('latin1');
-    }
-    s = s.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
-    s = s.replace(/[\x00-\x08\x0B-\x1F\x7F]/g, '');
-    s = s.replace(/[ \t]+\n/g, '\n').replace(/^\n+/, '').replace(/\s+$/, '');
-    return s + '\n';
-}
 
 // Brown's tagged form, `word/tag word/tag`, back to running text: tags off,
 // `` and '' back to double quotes, single quotes paired in order, no space
@@ -73,12 +57,6 @@ function detagBrown(text) {
         }
         return out;
     }).join('\n\n');
-}
-
-function write(outDir, split, name, text, manifest) {
-    const rel = split + '/' + name;
-    fs.writeFileSync(path.join(outDir, rel), text);
-    manifest.push(crypto.createHash('sha256').update(text).digest('hex') + '  ' + rel);
 }
 
 function main() {

@@ -1,7 +1,9 @@
 /* Inside the store (the files of schema/ only; the API is store.h): its SQLite
  * connections, transactions and the helpers its files share. Every write
- * runs on the one writer connection under a mutex, in one BEGIN IMMEDIATE
- * transaction (db_begin .. db_end); reads take a connection of the pool.
+ * runs on the one writer connection under a mutex, as a savepoint of a
+ * BEGIN IMMEDIATE transaction that the writes arriving together share
+ * (db_begin .. db_end: group commit, db.c); reads take a connection of the
+ * pool.
  * Each file keeps its SQL beside the code that runs it, as static strings
  * that db_stmt prepares once per connection; values are always bound. */
 #ifndef COD_SCHEMA_DB_H
@@ -18,6 +20,15 @@
 /* More than the store's statements, which are about fifty. */
 #define DB_MAX_STMTS 96
 
+/* outage.c: the latest failure from outside the store (the disk, another
+ * process's lock), and how long to wait for such a lock. */
+struct db_outage {
+    pthread_mutex_t lock;
+    double at;          /* store_now() when it was seen; 0: never */
+    int code;           /* its SQLite result code */
+    double lock_wait_s; /* the lock timeout */
+};
+
 struct conn {
     sqlite3 *db;
     struct {
@@ -26,18 +37,65 @@ struct conn {
     } st[DB_MAX_STMTS];
     int n_st;
     int busy;
+    struct db_outage *outage; /* the store's */
 };
 
+struct waiter;
+struct beat;
+
+/* beats.c: heartbeats noted in memory, written with the next batch. */
+struct beats {
+    pthread_mutex_t lock;
+    struct beat *tab;       /* open addressing by (run, rank) */
+    size_t cap, n;
+    size_t *dirty;          /* slots not yet written */
+    size_t n_dirty, dirty_cap;
+    double pruned;          /* when expired notes were last dropped */
+};
+struct beat_note {
+    int64_t run;
+    int rank;
+    int64_t worker, exp;
+    double expires, seen;
+    long step;
+};
+void beats_init(struct beats *b);
+void beats_free(struct beats *b);
+int beats_note(struct beats *b, const struct beat_note *n);
+/* the rank's lease as heartbeats extended it; 0 when none was noted */
+double beats_expiry(struct beats *b, int64_t run, int rank);
+
 struct store {
+    struct beats beats;
     struct conn writer;
     pthread_mutex_t wlock;
+    /* group commit (db.c): the open batch, under wlock */
+    int in_txn, batch_size;
+    int solo;             /* group commit off: every request commits alone */
+    double batch_started;
+    long commits;
+    /* under gate: writers about to take wlock, the batch's waiting requests */
+    pthread_mutex_t gate;
+    pthread_cond_t committed;
+    int wanting;
+    struct waiter *batch;
     struct conn *readers;
     int n_readers;
     pthread_mutex_t rlock;
     pthread_cond_t rfree;
+    struct db_outage outage;
 };
 
 void db_log_sql(struct conn *c, const char *what);
+void db_outage_init(struct db_outage *o);
+void db_outage_destroy(struct db_outage *o);
+/* Notes c's latest SQLite failure when the disk or another process's lock
+ * caused it: db_log_sql for every failure the store logs, and the reset of
+ * every statement that failed as a transaction or a read ends. */
+void db_outage_note(struct conn *c);
+/* The busy handler of every connection (conn is the struct conn): waits up
+ * to the lock timeout for another connection's lock, saying so in the log. */
+int db_lock_wait(void *conn, int tries);
 /* The connection's prepared statement for sql (a static string: its address
  * is the key), reset and unbound; NULL when it cannot be prepared (logged). */
 sqlite3_stmt *db_stmt(struct conn *c, const char *sql);
@@ -46,12 +104,19 @@ struct conn *db_reader_get(struct store *st);
 void db_reader_put(struct store *st, struct conn *c);
 /* Runs one statement to completion: 0, or -1 (logged). */
 int db_exec(struct conn *c, sqlite3_stmt *s);
-/* Takes the writer and begins a write transaction: 0, or -1. */
+/* Takes the writer and begins the request's part of a write transaction:
+ * 0, or -1. */
 int db_begin(struct store *st);
-/* Ends the write transaction: ST_OK commits, anything else rolls back, so a
- * refused request leaves no trace. Returns rc, or ST_ERROR when the commit
- * failed. */
+/* Ends the request's part: ST_OK keeps it, anything else undoes it, so a
+ * refused request leaves no trace; then waits until the batch it belongs to
+ * is on disk. Returns rc, or ST_ERROR when the batch could not be
+ * committed. */
 int db_end(struct store *st, int rc);
+/* How many batches the writer has committed (fsyncs, at most). */
+long db_commits(struct store *st);
+/* Writes the heartbeats noted since the last call into the open write
+ * transaction of c: 0, or -1. */
+int db_beats_flush(struct beats *b, struct conn *c, double now);
 /* Steps sql, bound to id, onto its row: ST_OK with *out there, ST_NOTFOUND
  * when there is none, or ST_ERROR. */
 int db_one_row(struct conn *c, const char *sql, int64_t id, sqlite3_stmt **out);

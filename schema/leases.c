@@ -64,6 +64,11 @@ static const char q_run[] =
     "SELECT r.state, r.lease_expires, r.experiment_id, e.cancel_req, e.state, r.worker_id,"
     " r.world_size, e.attempts, e.max_attempts"
     " FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = ?1";
+/* a heartbeat's check, on a read connection */
+static const char q_beat[] =
+    "SELECT r.state, m.lease_expires, e.cancel_req, r.experiment_id, m.worker_id"
+    " FROM runs r JOIN experiments e ON e.id = r.experiment_id"
+    " LEFT JOIN run_members m ON m.run_id = r.id AND m.rank = ?2 WHERE r.id = ?1";
 static const char q_end_run[] =
     "UPDATE runs SET state = 'ended' WHERE id = ?1";
 static const char q_end_exp[] =
@@ -324,8 +329,10 @@ int db_advance_step(struct conn *c, int64_t exp, long step)
     return db_exec(c, s);
 }
 
-int store_heartbeat(struct store *st, int64_t run, int rank, long step, double lease_s,
-                    int *cancel)
+/* A heartbeat that finds the experiment cancelled: rank 0 ends the run, in
+ * a write transaction. */
+static int heartbeat_cancelled(struct store *st, int64_t run, int rank, long step, double lease_s,
+                               int *cancel)
 {
     *cancel = 0;
     struct conn *c = &st->writer;
@@ -351,6 +358,49 @@ int store_heartbeat(struct store *st, int64_t run, int rank, long step, double l
             return db_end(st, ST_OK);
     }
     return db_end(st, db_extend_member(c, run, rank, now + lease_s) == 0 ? ST_OK : ST_ERROR);
+}
+
+int store_heartbeat(struct store *st, int64_t run, int rank, long step, double lease_s,
+                    int *cancel)
+{
+    *cancel = 0;
+    double now = store_now();
+    struct conn *c = db_reader_get(st);
+    sqlite3_stmt *s = db_stmt(c, q_beat);
+    int rc = ST_ERROR, step_rc = SQLITE_ERROR;
+    int active = 0, cancel_req = 0, member = 0;
+    struct beat_note n = {.run = run, .rank = rank, .expires = now + lease_s, .seen = now,
+                          .step = step};
+    double expires = 0;
+    if (s) {
+        sqlite3_bind_int64(s, 1, run);
+        sqlite3_bind_int(s, 2, rank);
+        step_rc = sqlite3_step(s);
+    }
+    if (step_rc == SQLITE_ROW) {
+        active = !strcmp((const char *)sqlite3_column_text(s, 0), "active");
+        member = sqlite3_column_type(s, 1) != SQLITE_NULL;
+        expires = sqlite3_column_double(s, 1);
+        cancel_req = sqlite3_column_int(s, 2);
+        n.exp = sqlite3_column_int64(s, 3);
+        n.worker = sqlite3_column_int64(s, 4);
+        rc = ST_OK;
+    } else if (step_rc == SQLITE_DONE) {
+        rc = ST_NOTFOUND;
+    }
+    db_reader_put(st, c);
+    if (rc != ST_OK)
+        return rc;
+    if (!active)
+        return ST_CONFLICT;
+    if (!member)
+        return ST_INVALID;
+    double noted = beats_expiry(&st->beats, run, rank);
+    if ((noted > expires ? noted : expires) < now)
+        return ST_CONFLICT; /* lapsed, not yet reaped: not to be revived */
+    if (cancel_req)
+        return heartbeat_cancelled(st, run, rank, step, lease_s, cancel);
+    return beats_note(&st->beats, &n) == 0 ? ST_OK : ST_ERROR;
 }
 
 /* What the server holds of an experiment's points, for a finish "succeeded". */
@@ -388,7 +438,8 @@ int store_finish(struct store *st, const struct finish *f, struct points_held *h
          * so is a rank's finish after the gang's end. */
         int same = !strcmp(r.run_state, "ended") &&
                    (release || retry || f->rank > 0 || !strcmp(r.exp_state, outcome));
-        db_end(st, ST_CONFLICT);
+        if (db_end(st, ST_CONFLICT) == ST_ERROR)
+            return ST_ERROR; /* what it read was not made durable */
         return same ? ST_OK : ST_CONFLICT;
     }
     int64_t member;

@@ -79,8 +79,8 @@ int store_create_experiment(struct store *st, const struct new_experiment *e, co
         int rc = lookup_idem(c, q_idem_exp, idem_key, e->spec_json, id);
         if (rc == ST_OK || rc == ST_CONFLICT) {
             *replayed = rc == ST_OK;
-            db_end(st, ST_CONFLICT);  /* nothing to write */
-            return rc;
+            /* nothing to write, but what was read must be on disk */
+            return db_end(st, ST_CONFLICT) == ST_ERROR ? ST_ERROR : rc;
         }
         if (rc == ST_ERROR)
             return db_end(st, ST_ERROR);
@@ -99,8 +99,7 @@ int store_create_sweep(struct store *st, const char *body, const char *idem_key,
         int rc = lookup_idem(c, q_idem_sweep, idem_key, body, sweep_id);
         if (rc == ST_OK || rc == ST_CONFLICT) {
             *replayed = rc == ST_OK;
-            db_end(st, ST_CONFLICT);
-            return rc;
+            return db_end(st, ST_CONFLICT) == ST_ERROR ? ST_ERROR : rc;
         }
         if (rc == ST_ERROR)
             return db_end(st, ST_ERROR);

@@ -6,8 +6,9 @@
  * connections and transactions, queue.c submissions and cancel, leases.c
  * the lease policy (lease, heartbeat, finish, the reaper), workers.c the
  * worker registry, metrics.c points and logs in and out, views.c the
- * experiment, sweep and /metrics views; the tables are schema.sql and its
- * migrations (migrate.c). */
+ * experiment and /metrics views, sweeps.c a sweep's grid, its replicate
+ * groups and their averaged series (with replicates.c and stats.c, which
+ * hold no SQL); the tables are schema.sql and its migrations (migrate.c). */
 #ifndef COD_STORE_H
 #define COD_STORE_H
 
@@ -22,7 +23,8 @@ enum store_rc {
     ST_CONFLICT = 2,  /* the state forbids it (lost lease, finished experiment) */
     ST_INCOMPLETE = 3, /* "succeeded" while points of the run are missing */
     ST_INVALID = 4,   /* a rank the run does not have; a second rendezvous id */
-    ST_ERROR = -1,    /* SQLite failed; logged */
+    ST_ERROR = -1,    /* SQLite failed; logged (store_unavailable_since tells
+                         the disk's and other processes' locks from the rest) */
 };
 
 struct store;
@@ -59,6 +61,11 @@ int store_list_experiments(struct store *st, const struct exp_filter *f, json_t 
 /* queued → cancelled now; running → flagged, cancelled at the next heartbeat. */
 int store_cancel(struct store *st, int64_t id);
 
+/* Group commit (on by default): the writes that arrive together share one
+ * transaction and one fsync, and none is answered before it is on disk.
+ * Off, every request commits alone (what it costs: bench/RESULTS.md). */
+void store_set_group_commit(struct store *st, int on);
+
 /* Worker states, from what the server last heard of a worker: offline (it
  * said it stopped), lost (silent for longer than lost_after, the lease
  * length), busy (holds a run), idle. */
@@ -90,9 +97,15 @@ struct lease_policy {
 int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, json_t **out,
                 int *formed);
 /* A rank's heartbeat: extends its lease (a gang's run lasts while every
- * rank's does); ST_INVALID for a rank the run does not have. */
+ * rank's does); ST_INVALID for a rank the run does not have. The extension
+ * is noted in memory and written with the next write (schema/beats.c):
+ * a heartbeat waits for no fsync, and store_grace covers what a crash
+ * loses of them. */
 int store_heartbeat(struct store *st, int64_t run, int rank, long step, double lease_s,
                     int *cancel);
+/* At start: every running lease gets at least lease_s from now, so that
+ * the heartbeats a stopped server held only in memory cost no lease. */
+int store_grace(struct store *st, double lease_s);
 /* A gang's rendezvous: rank 0 posts its communicator id once (the same id
  * again is a retry; another is ST_INVALID; a run that has ended ST_CONFLICT);
  * get copies it into id, empty while none has been posted. */
@@ -145,12 +158,32 @@ int store_layers(struct store *st, int64_t exp, const char *name, long step, jso
 /* Every step of a per-layer series: {"steps": [s…], "values": [[v of layer 0, 1, …] per step]}. */
 int store_layer_history(struct store *st, int64_t exp, const char *name, json_t **out);
 int store_logs(struct store *st, int64_t exp, int64_t after, int limit, json_t **out);
+/* A sweep: its grid, every cell, the cells' replicate groups (cells equal
+ * but for train.seed) with their final eval/ppl as mean ± sd, and paired
+ * comparisons of groups that differ in one grid key (schema/replicates.h). */
 int store_sweep(struct store *st, int64_t id, json_t **out);
+/* name averaged over each replicate group's finished, non-diverged
+ * experiments: per (step, layer) the mean, sd and count; every every-th
+ * step and the last. view: the sweep's view (store_sweep), or NULL to read it. */
+int store_sweep_series(struct store *st, int64_t id, const json_t *view, const char *name, long every,
+                       json_t **out);
 int store_workers(struct store *st, double lost_after, json_t **out);
 /* Counts for /metrics: experiments by state, workers by state, lease
  * expiries, and the newest loss and throughput of each running experiment. */
 int store_stats(struct store *st, double lost_after, json_t **out);
 
 double store_now(void);
+
+/* Whether the database was unavailable at some moment since `since` (a
+ * store_now() time): a read or write failed then because the disk failed
+ * or was full, or another process held a lock on the database past the
+ * lock timeout. 1 with why (SQLite's words: "disk I/O error", "database or
+ * disk is full", "database is locked"); 0 when nothing of the kind was
+ * seen, so that an ST_ERROR since was the store's own. */
+int store_unavailable_since(struct store *st, double since, char *why, size_t len);
+/* How long a statement waits for a lock another process holds on the
+ * database (an sqlite3 shell's BEGIN IMMEDIATE, a VACUUM) before it fails;
+ * 10 s unless set. */
+void store_set_lock_timeout(struct store *st, double seconds);
 
 #endif

@@ -1,7 +1,8 @@
 /* The read-only views the API sends: an experiment (with its spec and the
- * newest value of every scalar), the experiment list, a sweep's grid, and
- * the counts behind /metrics. */
+ * newest value of every scalar), the experiment list, and the counts behind
+ * /metrics (a sweep's views are schema/sweeps.c). */
 #include "schema/db.h"
+#include "schema/syncvfs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,12 +22,6 @@ static const char q_list_exp[] =
     " WHERE (?1 IS NULL OR e.state = ?1) AND (?2 IS NULL OR e.sweep_id = ?2)"
     " AND (?3 IS NULL OR e.norm = ?3) AND (?4 IS NULL OR e.model = ?4)"
     " AND (?5 IS NULL OR e.id < ?5) ORDER BY e.id DESC LIMIT ?6";
-static const char q_sweep[] =
-    "SELECT created, body FROM sweeps WHERE id = ?1";
-static const char q_sweep_cells[] =
-    "SELECT e.id, e.state, e.sweep_cell, l.value, l.step FROM experiments e"
-    " LEFT JOIN latest l ON l.experiment_id = e.id AND l.name = 'eval/ppl'"
-    " WHERE e.sweep_id = ?1 ORDER BY e.id";
 static const char q_states[] =
     "SELECT state, count(*) FROM experiments GROUP BY state";
 static const char q_counter[] =
@@ -139,45 +134,6 @@ done:
     return ret;
 }
 
-int store_sweep(struct store *st, int64_t id, json_t **out)
-{
-    struct conn *c = db_reader_get(st);
-    int ret = ST_ERROR;
-    json_t *body = NULL, *cells = json_array();
-    sqlite3_stmt *s = db_stmt(c, q_sweep);
-    if (!s || !cells)
-        goto done;
-    sqlite3_bind_int64(s, 1, id);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        ret = ST_NOTFOUND;
-    if (rc != SQLITE_ROW)
-        goto done;
-    double created = sqlite3_column_double(s, 0);
-    body = json_loads((const char *)sqlite3_column_text(s, 1), 0, NULL);
-    if (!(s = db_stmt(c, q_sweep_cells)))
-        goto done;
-    sqlite3_bind_int64(s, 1, id);
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        json_t *cell = json_loads((const char *)sqlite3_column_text(s, 2), 0, NULL);
-        json_array_append_new(cells, json_pack("{s:o,s:o,s:o,s:o,s:o}", "experiment",
-                                               db_col_json(s, 0), "state", db_col_json(s, 1), "params",
-                                               cell ? cell : json_null(), "eval/ppl",
-                                               db_col_json(s, 3), "step", db_col_json(s, 4)));
-    }
-    if (rc != SQLITE_DONE)
-        goto done;
-    json_t *grid = body ? json_object_get(body, "grid") : NULL;
-    *out = json_pack("{s:I,s:f,s:O,s:O}", "id", (json_int_t)id, "created", created, "grid",
-                     grid ? grid : json_null(), "cells", cells);
-    ret = *out ? ST_OK : ST_ERROR;
-done:
-    json_decref(body);
-    json_decref(cells);
-    db_reader_put(st, c);
-    return ret;
-}
-
 int store_stats(struct store *st, double lost_after, json_t **out)
 {
     struct conn *c = db_reader_get(st);
@@ -203,8 +159,9 @@ int store_stats(struct store *st, double lost_after, json_t **out)
                                                  db_col_json(s, 4)));
     if (rc != SQLITE_DONE)
         goto done;
-    *out = json_pack("{s:O,s:O,s:O,s:I}", "states", states, "workers", workers, "running",
-                     running, "lease_expiries", expiries);
+    *out = json_pack("{s:O,s:O,s:O,s:I,s:I,s:I}", "states", states, "workers", workers,
+                     "running", running, "lease_expiries", expiries, "commits",
+                     (json_int_t)db_commits(st), "fsyncs", (json_int_t)syncvfs_count());
     ret = *out ? ST_OK : ST_ERROR;
 done:
     json_decref(states);

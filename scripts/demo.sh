@@ -4,8 +4,9 @@
 # var/cod.db) and one CPU worker (work dir var/worker), submits a sweep of
 # the default model (6 layers, bytes) × {pre, lns, post}, follows it, and
 # ends with the comparison: final eval perplexity per variant and the
-# per-layer out_var profiles side by side. The server keeps running for the
-# dashboard; the script says how to stop it.
+# per-layer out_var profiles side by side, and what that scale can and
+# cannot show. The server keeps running for the dashboard; the script says
+# how to stop it.
 #
 # Ctrl-C stops the worker at a checkpoint; running `make demo` again resumes
 # the same sweep where it stopped.
@@ -70,11 +71,20 @@ stop_worker
 trap - EXIT INT TERM
 echo
 bin/cod compare --sweep "$sid"
+# What a reader may and may not take from the table above: the depth study
+# (studies/depth, bench/RESULTS.md) found no setting that fits ten minutes
+# on two cores where LNS comes out ahead, so the demo says so.
 cat <<EOF
+
+What this scale shows: Pre-LN's out_var grows block after block and LNS
+holds it flatter, the variance half of the Curse of Depth; what it cannot
+show is Pre-LN's deep blocks going idle or LNS winning in perplexity, which
+the depth study (studies/depth, bench/RESULTS.md) found at no depth up to
+48 at this width and length, where LNS's damped deep blocks are the idle ones.
 
 demo: the server keeps running (pid $(cat "$d/server.pid")):
   dashboard   $B/
   API         $B/v1/experiments   ·   $B/v1/sweeps/$sid
-  CLI         bin/cod ls · bin/cod compare --sweep $sid · bin/cod metrics ID
+  CLI         bin/cod ls · bin/cod compare --sweep $sid · bin/cod report --sweep $sid · bin/cod metrics ID
   stop it     kill $(cat "$d/server.pid")
 EOF

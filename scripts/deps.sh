@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that building, testing and the demo need,
 # and only those that are missing. Both README commands call it;
+# `scripts/deps.sh corpus-extended` adds libsword-utils (mod2imp, which
+# reads the World English Bible for `make corpus CORPUS=extended`);
 # `scripts/deps.sh test` adds what only the tests need: Chromium for the
-# dashboard test, and the OpenAPI validator for tests/openapi.sh (an npm
-# package pinned by tests/openapi/package-lock.json, installed once into
+# dashboard test, clang with libFuzzer and OpenMP's header for the fuzz
+# harnesses (tests/fuzz/), the sqlite3 shell (the other process that holds
+# the server's database in tests/server_faults.sh), and the OpenAPI
+# validator for tests/openapi.sh (an npm package pinned by
+# tests/openapi/package-lock.json, installed once into
 # var/cache/openapi-validator; npm's cache is var/cache/npm/.npm, as for
 # the corpus, so a second machine state reuses what it fetched).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
-[ "${1:-}" = test ] && pkgs+=(chromium systemd)
+[ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev)
+[ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -59,6 +59,9 @@ static int read_meta_vocab(const char *first_shard, int *vocab, struct spec_erro
             return 0;
         return spec_fail(err, "model.vocab", "%s: %s", path, strerror(errno));
     }
+    /* a FIFO would block the read for good (common/shard.c says the same of shards) */
+    if (!S_ISREG(st.st_mode))
+        return spec_fail(err, "model.vocab", "%s: not a regular file", path);
     json_error_t je;
     json_t *meta = json_load_file(path, 0, &je);
     if (!meta)

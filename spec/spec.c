@@ -275,12 +275,14 @@ static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struc
         return spec_fail(err, "train.micro_batch",
                     "batch that does not divide: batch_seqs %d is not a multiple of micro_batch %d",
                     t->batch_seqs, t->micro_batch);
-    /* every rank of a gang takes the same number of whole micro-batches */
-    if (gpus > 1 && t->batch_seqs % (gpus * t->micro_batch))
+    /* every rank of a gang takes the same number of whole micro-batches; the
+     * product in 64 bits, as an int it could overflow, even to 0 */
+    long long gang_batch = (long long)gpus * t->micro_batch;
+    if (gpus > 1 && t->batch_seqs % gang_batch)
         return spec_fail(err, "train.batch_seqs",
                     "batch_seqs %d does not split over %d GPUs in micro-batches of %d "
-                    "(it must be a multiple of gpus x micro_batch = %d)",
-                    t->batch_seqs, gpus, t->micro_batch, gpus * t->micro_batch);
+                    "(it must be a multiple of gpus x micro_batch = %lld)",
+                    t->batch_seqs, gpus, t->micro_batch, gang_batch);
     /* The trainer indexes a step's tokens with int. */
     if ((long long)t->seq_len * t->batch_seqs > INT_MAX)
         return spec_fail(err, "train.batch_seqs",

@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.." && . tests/server_helpers.bash
 COD=${COD_BIN:-bin/cod}
 [ -x "$COD" ] || { echo "FAIL cli: $COD is not built"; exit 1; }
 make_data
-start_server --token T --worker-token W
+# the run that curl plays holds its lease through many CLI calls: a lease
+# that no loaded machine outlasts
+start_server --token T --worker-token W --lease-seconds 3600
 export COD_SERVER=$B COD_TOKEN=T
 WK=(-H "Authorization: Bearer W")
 
@@ -23,8 +25,8 @@ expect() {
 oget() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" "$t/out" | head -1 | cut -d: -f2- | tr -d '"'; }
 ids() { grep -o '"id":' "$t/out" | wc -l; }
 lines() { wc -l < "$t/out"; }
-# until_file FILE TEXT: waits (at most 20 s) until TEXT is in FILE
-until_file() { for _ in $(seq 400); do grep -qF -- "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+# in_file FILE TEXT: TEXT is in FILE
+in_file() { grep -qF -- "$2" "$1" 2>/dev/null; }
 
 M='{"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}'
 F=(--model "$M" --data-train "$t/data/train_*.bin" --data-val "$t/data/train_*.bin"
@@ -136,15 +138,16 @@ check "compare --sweep: a row per cell" bash -c "[ $(grep -c ' queued ' "$t/out"
 cod compare 999; expect "compare: unknown id, exit 1" 1 "no such experiment" err
 
 # --- watch and logs -f follow a run to its end
-( timeout 20 "$COD" watch "$e2" --interval 0.05 >"$t/watch" 2>&1; echo $? >"$t/watch_rc" ) &
+# (they end when the run does; the timeout only stops one that hangs)
+( timeout "$WAIT_LIMIT" "$COD" watch "$e2" --interval 0.05 >"$t/watch" 2>&1; echo $? >"$t/watch_rc" ) &
 wpid=$!
-until_file "$t/watch" "3/10"
+await "watch to show step 3/10" in_file "$t/watch" "3/10"
 check "watch: progress bar, loss sparkline, ppl" bash -c "grep -q '#$e2 two running .*30.0% 3/10 loss 4.5 .*[▁▂▃▄▅▆▇█].* ppl 90' '$t/watch'"
-( timeout 20 "$COD" logs -f "$e2" --interval 0.05 >"$t/follow" 2>&1; echo $? >"$t/follow_rc" ) &
+( timeout "$WAIT_LIMIT" "$COD" logs -f "$e2" --interval 0.05 >"$t/follow" 2>&1; echo $? >"$t/follow_rc" ) &
 fpid=$!
-until_file "$t/follow" "step 2 loss 5.0"
+await "logs -f to show the second line" in_file "$t/follow" "step 2 loss 5.0"
 wreq POST /v1/runs/$r2/heartbeat '{"step": 5}' >/dev/null
-until_file "$t/watch" "5/10"
+await "watch to show step 5/10" in_file "$t/watch" "5/10"
 check "watch: a perplexity from an earlier step says which" grep -q "5/10 loss .* ppl 90 (at step 3)" "$t/watch"
 wreq POST /v1/runs/$r2/heartbeat '{"step": 10}' >/dev/null
 wreq POST /v1/runs/$r2/metrics '{"points": [{"step": 10, "name": "train/loss", "value": 3.0}, {"step": 10, "name": "eval/ppl", "value": 42}], "logs": [{"seq": 3, "line": "done"}]}' >/dev/null

@@ -39,8 +39,12 @@ printf '{%s, "train": {"steps": 400, "seq_len": 64, "batch_seqs": 8, "micro_batc
  "eval": {"every": 100, "tokens": 4096}, "stats": {"every": 50}, "checkpoint": {"every": 0, "keep": 2}}' "$base" > "$t/spec.json"
 bin/cod-train "$t/spec.json" --out "$t/run" --progress-seconds 0 > "$t/log1" 2>&1 &
 pid=$!
-for _ in $(seq 100); do grep -q 'step 20/' "$t/log1" && break; sleep 0.1; done
-kill -TERM $pid
+await "cod-train to log step 20" grep -q 'step 20/' "$t/log1"
+# frozen, it cannot reach the end between this look and the signal
+kill -STOP $pid
+at=$(grep -o 'step [0-9]*/400' "$t/log1" | tail -1)
+check "SIGTERM sent mid-run (at ${at:-no step})" bash -c "[ -n '$at' ] && [ '$at' != 'step 400/400' ]"
+kill -TERM $pid; kill -CONT $pid
 wait $pid
 rc=$?
 check "SIGTERM stops with exit 3" test $rc -eq 3

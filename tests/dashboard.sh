@@ -12,7 +12,8 @@ if [ -z "$CHROMIUM" ] || ! command -v node >/dev/null; then
     echo "FAIL dashboard: needs chromium and node (scripts/deps.sh test installs them)"; exit 1
 fi
 make_data
-start_server --token T --worker-token W --lease-seconds 600
+# the runs it leases are reported at leisure: leases that no load outlasts
+start_server --token T --worker-token W --lease-seconds 3600
 port=$(cat "$t/port")
 C=(-H "Authorization: Bearer T")
 WK=(-H "Authorization: Bearer W")
@@ -73,21 +74,17 @@ rm -f tests/out/dashboard.png
 DASH_URL="$B/" DASH_TOKEN=T DASH_RESULTS="$t/results" DASH_SHOT=tests/out/dashboard.png \
 DASH_SYNC="$t/sync" DASH_PROFILE="$t/profile" DASH_ROWS=4 DASH_LAYERS=$L DASH_STEPS=$STEPS \
 DASH_PICK="$e1,$e2" DASH_FIRST="$e1,$e2,$e3" DASH_FILTER="half=1" CHROMIUM="$CHROMIUM" \
-    timeout 120 node tests/dashboard/drive.js &
+DASH_WAIT_MS=$((WAIT_LIMIT * 1000)) node tests/dashboard/drive.js &
 drv=$!
-wait_file() { # the driver's request, unless it has ended
-    for _ in $(seq 300); do
-        [ -e "$t/sync/$1" ] && return 0
-        kill -0 "$drv" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    return 1
+asked_or_ended() { [ -e "$t/sync/$1" ] || ! kill -0 "$drv" 2>/dev/null; }
+wait_file() { # the driver's request, unless it has ended (its waits are bounded)
+    poll asked_or_ended "$1" && [ -e "$t/sync/$1" ]
 }
 if wait_file stop; then
     stop_server
     touch "$t/sync/stopped"
     wait_file banner
-    start_server --token T --worker-token W --lease-seconds 600 --listen "127.0.0.1:$port"
+    start_server --token T --worker-token W --lease-seconds 3600 --listen "127.0.0.1:$port"
     touch "$t/sync/started"
 fi
 wait "$drv"

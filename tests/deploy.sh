@@ -177,7 +177,7 @@ perl -MIO::Socket::UNIX -MSocket -e '
     open(my $o, ">>", $ARGV[1]) or die; select($o); $| = 1;
     while (defined($s->recv(my $m, 4096))) { print "$m\n" }' "$t/notify" "$t/notify.log" &
 bg+=("$!")
-for _ in $(seq 50); do [ -S "$t/notify" ] && break; sleep 0.1; done
+await "the notify socket" test -S "$t/notify"
 expand "$t/usr" "$unitdir/cod-server.service" "" "CREDENTIALS_DIRECTORY=$t/creds"
 wd=$(sed -n 's/^WatchdogSec=\([0-9]*\)s$/\1/p' "$unitdir/cod-server.service")
 # The installed server.conf listens on 8470 with the database in
@@ -192,7 +192,9 @@ wd=$(sed -n 's/^WatchdogSec=\([0-9]*\)s$/\1/p' "$unitdir/cod-server.service")
 ) >"$t/server.log" 2>&1 &
 server=$!
 bg+=("$server")
-for _ in $(seq 100); do [ -s "$t/port" ] && grep -q '^WATCHDOG=1' "$t/notify.log" && break; sleep 0.1; done
+# up: its port written and its first watchdog ping sent (or it is gone)
+up_or_gone() { { [ -s "$t/port" ] && grep -q '^WATCHDOG=1' "$t/notify.log"; } || ! kill -0 "$server" 2>/dev/null; }
+await "cod-server from its unit to write its port and ping the watchdog" up_or_gone
 port=$(cat "$t/port" 2>/dev/null || echo 0)
 check "cod-server from its unit's ExecStart and server.conf: READY=1 over NOTIFY_SOCKET" \
     grep -q '^READY=1$' "$t/notify.log"
@@ -207,10 +209,10 @@ env -i PATH=/usr/bin:/bin OMP_NUM_THREADS=1 "${ENVV[@]}" "${ARGV[@]}" >"$t/worke
 worker=$!
 bg+=("$worker")
 name="$(uname -n)/cpu"
-for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$port/v1/workers" 2>/dev/null | grep -qF "\"$name\"" && break
-    sleep 0.1
-done
+registered_or_gone() {
+    [[ "$(curl -sf -m "$WAIT_LIMIT" "http://127.0.0.1:$port/v1/workers" 2>/dev/null)" == *"\"$name\""* ]] || ! kill -0 "$worker" 2>/dev/null
+}
+await "the CPU worker to register" registered_or_gone
 check "cod-worker from cod-worker-cpu.service and worker.env registers as $name" bash -c \
     "curl -sf 'http://127.0.0.1:$port/v1/workers' | grep -qF '\"$name\"' && [ -d '$t/work' ]"
 kill -TERM "$worker"
@@ -224,7 +226,9 @@ expand "$t/usr" "$unitdir/cod-worker@.service" 3
 env -i PATH=/usr/bin:/bin "${ENVV[@]}" "${ARGV[@]}" >"$t/gpu.log" 2>&1 &
 gpu=$!
 bg+=("$gpu")
-for _ in $(seq 30); do kill -0 "$gpu" 2>/dev/null || break; sleep 0.1; done
+# it names its device as it starts (or as it refuses a machine without one)
+named_or_gone() { grep -q 'cuda:3' "$t/gpu.log" || ! kill -0 "$gpu" 2>/dev/null; }
+await "cod-worker@3 to name its device" named_or_gone
 kill -TERM "$gpu" 2>/dev/null || true
 wait "$gpu" || true
 check "cod-worker@3's command line is accepted and asks for cuda:3" bash -c \

@@ -4,6 +4,24 @@ check() { # name, then a command that must succeed
     local name=$1; shift
     if "$@"; then echo "PASS $name"; else echo "FAIL $name"; fi
 }
+# Every wait in the tests is for an event (a state seen, a line logged, a
+# file written), never for a guessed duration: CI shares its machine, and a
+# loaded one must make the tests slower, not red. WAIT_LIMIT only ends a wait
+# that would otherwise hang; no event takes that long on a working build.
+WAIT_LIMIT=${WAIT_LIMIT:-300}
+# poll COMMAND...: runs COMMAND until it succeeds; status 1 after WAIT_LIMIT s
+poll() {
+    local end=$((SECONDS + WAIT_LIMIT))
+    until "$@"; do
+        [ $SECONDS -lt $end ] || return 1
+        sleep 0.1
+    done
+}
+# await WHAT COMMAND...: poll, and a FAIL line naming WHAT if it gives up
+await() {
+    local what=$1; shift
+    poll "$@" || { echo "FAIL awaited $what: not seen in $WAIT_LIMIT s"; return 1; }
+}
 # The default corpus, fetched and tokenized once (idempotent).
 need_corpus() {
     [ -f var/data/default-bytes/meta.json ] || scripts/corpus.sh >/dev/null || {

@@ -16,13 +16,14 @@ rc=$?
 result prep_corpus_fetch $rc
 [ $rc -ne 0 ] && exit 1
 
+# Reuse shows in what the second run did (its log: no fetch, no
+# normalising, no tokenizing) and left (the shards untouched), not in how
+# long it took on a machine that may be busy.
 before=$(stat -c %Y var/data/default/meta.json var/data/default-bytes/meta.json var/data/default-llama/meta.json)
-start=$(date +%s)
 scripts/corpus.sh >"$tmp/second.log" 2>&1
 rc=$?
 after=$(stat -c %Y var/data/default/meta.json var/data/default-bytes/meta.json var/data/default-llama/meta.json)
-if [ $rc -ne 0 ] || [ "$before" != "$after" ] || grep -qE 'npm pack|normalising|tokenizing' "$tmp/second.log" ||
-   [ $(($(date +%s) - start)) -gt 20 ]; then
+if [ $rc -ne 0 ] || [ "$before" != "$after" ] || grep -qE 'npm pack|normalising|tokenizing' "$tmp/second.log"; then
     cat "$tmp/second.log"; rc=1
 fi
 result prep_corpus_second_run_reuses $rc

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # Runs every test binary in build/tests and every tests/*.sh script. Each
 # prints "PASS name" / "FAIL name" lines; a program that exits non-zero
-# without a FAIL line counts as one failure. Ends with "N passed, N failed".
+# without a FAIL line, or that ran no check at all, counts as one failure
+# (silence is not a pass). Ends with "N passed, N failed". TEST_TIMEOUT only
+# ends a program that hangs: the tests wait for events, not durations.
 set -u
 cd "$(dirname "$0")/.."
 passed=0 failed=0
 log_dir=build/test-logs
 mkdir -p "$log_dir"
 only="${1:-}"
+limit=${TEST_TIMEOUT:-900}
 run_one() {
     local name=$1; shift
     [ -n "$only" ] && [[ "$name" != *"$only"* ]] && return
     local log="$log_dir/$name.log" start=$SECONDS
-    timeout "${TEST_TIMEOUT:-900}" "$@" >"$log" 2>&1
+    timeout "$limit" "$@" >"$log" 2>&1
     local rc=$? p f
     p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log")
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $name (exit $rc)"; fi
+    if [ "$rc" -eq 124 ]; then f=$((f + 1)); echo "FAIL $name (hung: ended after $limit s)"
+    elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $name (exit $rc)"
+    elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $name (no check ran)"; fi
     passed=$((passed + p)); failed=$((failed + f))
     printf '%-34s %3d passed %3d failed  %4ds\n' "$name" "$p" "$f" $((SECONDS - start))
     if [ "$f" -ne 0 ]; then sed 's/^/    /' "$log" | tail -n 60; fi

@@ -22,7 +22,7 @@ second() {
     pid2=$!
     status=
     ended() { ! kill -0 "$pid2" 2>/dev/null || grep -q 'listening on' "$t/$name.log"; }
-    wait_for 20 ended
+    await "the second cod-server to exit or listen" ended
     kill -0 "$pid2" 2>/dev/null || { wait "$pid2"; status=$?; pid2=; }
     WPID[second]=$pid2  # the cleanup on exit kills it
 }

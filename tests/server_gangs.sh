@@ -8,7 +8,6 @@
 # Simulated workers are curl loops; every wait is for a state seen.
 cd "$(dirname "$0")/.." && . tests/server_helpers.bash
 make_data
-is() { check "$1" test "$2" = "$3"; }
 GANG_TRAIN='{"steps": 10, "seq_len": 16, "batch_seqs": 8, "micro_batch": 2}'
 gang_spec() { TRAIN=$GANG_TRAIN RES="{\"device\": \"cuda\", \"gpus\": $1}" spec "\"name\": \"$2\""; }
 one_spec() { RES='{"device": "cuda"}' spec "\"name\": \"$1\""; }
@@ -16,14 +15,12 @@ register() { # name host: prints the worker id
     req POST /v1/workers/register "{\"name\": \"$1\", \"device\": \"cuda\", \"host\": \"$2\"}" >/dev/null
     jget id
 }
-# until CMD succeeds, at most ~60 s (a state the server reaches by itself)
-await() { local i; for i in $(seq 600); do "$@" && return 0; sleep 0.1; done; return 1; }
 exp_field() { req GET "/v1/experiments/$1" >/dev/null; jget "$2"; }
 # sim_worker ID DIR: long-polls until it holds a lease (its answer in DIR/lease.ID) or DIR/stop exists
 sim_worker() {
     local code
     until [ -e "$2/stop" ]; do
-        code=$(curl -s -m 30 -o "$2/try.$1" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" -d '{"wait": 2}')
+        code=$(curl -s -m "$WAIT_LIMIT" -o "$2/try.$1" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" -d '{"wait": 2}')
         if [ "$code" = 200 ]; then mv "$2/try.$1" "$2/lease.$1"; return; fi
         [ "$code" = 204 ] || { echo "lease $code $(cat "$2/try.$1")" >> "$2/bad"; return; }
     done
@@ -48,8 +45,12 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
+# Simulated workers never heartbeat: where a lapse is not the point, leases
+# last an hour, so that a slow machine cannot end a run under the test.
+LONG=3600
+
 # --- bad gang specs: 422 naming the field, nothing queued
-start_server --max-gang 4 --lease-seconds 30
+start_server --max-gang 4 --lease-seconds $LONG
 code=$(req POST /v1/experiments "$(TRAIN=$GANG_TRAIN RES='{"device": "cpu", "gpus": 2}' spec)")
 is "gpus 2 on device cpu: 422 resources.gpus" "$code $(jget field)" "422 resources.gpus"
 code=$(req POST /v1/experiments "$(TRAIN=$GANG_TRAIN RES='{"device": "any", "gpus": 2}' spec)")
@@ -67,7 +68,7 @@ d=$t/concurrent; mkdir -p "$d"
 for i in 1 2 3; do req POST /v1/experiments "$(gang_spec 4 g$i)" >/dev/null; done
 ids=(); for i in $(seq 10); do ids+=("$(register w$i host$((i % 3)))"); done
 pids=(); for w in "${ids[@]}"; do sim_worker "$w" "$d" & pids+=($!); done
-await bash -c "[ \$(ls '$d' | grep -c '^lease') -ge 8 ]"
+await "8 leases" bash -c "[ \$(ls '$d' | grep -c '^lease') -ge 8 ]"
 # the two left over go on asking; a third gang would need four
 req GET "/v1/experiments?state=running" >/dev/null
 check "two gangs running, the third queued" bash -c "[ \$(grep -o '\"id\":' '$t/body' | wc -l) = 2 ]"
@@ -80,15 +81,15 @@ stop_server
 
 # --- packing: the gang goes to the host with the most waiting workers
 rm -f "$t"/cod.db*
-start_server --lease-seconds 30
+start_server --lease-seconds $LONG
 d=$t/packing; mkdir -p "$d"
 a=(); for i in 1 2; do a+=("$(register a/$i a)"); done
 b=(); for i in 1 2 3 4; do b+=("$(register b/$i b)"); done
 pids=(); for w in "${a[@]}" "${b[@]}"; do sim_worker "$w" "$d" & pids+=($!); done
 # every worker parked in its long-poll before the gang exists
-await bash -c "[ \$(curl -s '$B/v1/workers' | grep -o '\"waiting\":true' | wc -l) = 6 ]"
+await "all six workers parked" bash -c "[ \$(curl -s '$B/v1/workers' | grep -o '\"waiting\":true' | wc -l) = 6 ]"
 req POST /v1/experiments "$(gang_spec 4 packed)" >/dev/null
-await bash -c "[ \$(ls '$d' | grep -c '^lease') -ge 4 ]"
+await "4 leases" bash -c "[ \$(ls '$d' | grep -c '^lease') -ge 4 ]"
 touch "$d/stop"; wait "${pids[@]}"
 got=$(for w in "${b[@]}"; do [ -e "$d/lease.$w" ] && echo "$w"; done | wc -l)
 is "a gang of 4 packed onto host b, which has 4" "$got $(ls "$d" | grep -c '^lease')" "4 4"
@@ -104,23 +105,24 @@ sim_worker "$w0" "$d" & p0=$!; sim_worker "$w1" "$d" & p1=$!
 wait $p0 $p1
 run=$(grep -o '"run":[0-9]*' "$d/lease.$w0" | cut -d: -f2)
 r0=$(grep -o '"rank":[0-9]*' "$d/lease.$w0" | cut -d: -f2)
-# rank r0 heartbeats on; the other rank is silent
-hb=
-for _ in $(seq 600); do
-    hb=$(req POST /v1/runs/$run/heartbeat "{\"step\": 1, \"rank\": $r0}")
-    [ "$hb" = 200 ] || break
-    sleep 0.1
-done
+# rank r0 heartbeats on, the other rank is silent, until a heartbeat is
+# refused. (Were r0's own lease to lapse first on a loaded machine, the run
+# would end the same way.)
+refused() { hb=$(req POST /v1/runs/$run/heartbeat "{\"step\": 1, \"rank\": $r0}"); [ "$hb" != 200 ]; }
+await "a heartbeat of rank $r0 refused" refused
 is "the heartbeating rank is told: 409" "$hb" 409
-await bash -c "[ \"\$(curl -s '$B/v1/experiments/$e' | grep -o '\"state\":\"[a-z]*\"')\" = '\"state\":\"queued\"' ]"
+await "the lapsed gang queued again" bash -c "[ \"\$(curl -s '$B/v1/experiments/$e' | grep -o '\"state\":\"[a-z]*\"')\" = '\"state\":\"queued\"' ]"
 req GET /v1/experiments/$e >/dev/null
 check "requeued with attempts 1, the reason naming the gang" bash -c "grep -q '\"attempts\":1' '$t/body' && grep -q 'ends the gang of 2' '$t/body'"
 is "a late finish of the lost run: 409" "$(req POST /v1/runs/$run/finish "{\"outcome\": \"succeeded\", \"rank\": $r0}")" 409
 stop_server
 
-# --- rendezvous: rank 0 posts, the others read it; a gang that never meets is ended
+# --- rendezvous: rank 0 posts, the others read it; a gang that never meets
+# is ended. The gang that meets has all the time it needs: the server ends
+# gangs that do not meet in 1 s only once it has been leased.
 rm -f "$t"/cod.db*
-start_server --lease-seconds 30 --rendezvous-seconds 1 --reap-seconds 0.1
+RDV=(--lease-seconds $LONG --reap-seconds 0.1)
+start_server "${RDV[@]}" --rendezvous-seconds $LONG
 d=$t/rdv; mkdir -p "$d"
 req POST /v1/experiments "$(gang_spec 2 meets)" >/dev/null; em=$(jget id)
 req POST /v1/experiments "$(gang_spec 2 never)" >/dev/null; en=$(jget id)
@@ -128,7 +130,7 @@ w0=$(register m0 h); w1=$(register m1 h)
 sim_worker "$w0" "$d" & p0=$!; sim_worker "$w1" "$d" & p1=$!
 wait $p0 $p1
 run=$(grep -o '"run":[0-9]*' "$d/lease.$w0" | cut -d: -f2)
-curl -s -m 30 -o "$d/rdv" "$B/v1/runs/$run/rendezvous?wait=20" & reader=$!
+curl -s -m "$WAIT_LIMIT" -o "$d/rdv" "$B/v1/runs/$run/rendezvous?wait=20" & reader=$!
 req POST /v1/runs/$run/rendezvous '{"rank": 0, "id": "bmNjbC1pZA=="}' >/dev/null
 wait $reader
 check "a waiting rank reads the id rank 0 posted" grep -q '"id":"bmNjbC1pZA=="' "$d/rdv"
@@ -141,12 +143,14 @@ for w in "$w0" "$w1"; do
     req POST /v1/runs/$run/finish "{\"outcome\": \"released\", \"rank\": $r}" >/dev/null
 done
 rm -f "$d"/lease.*
+stop_server
+start_server "${RDV[@]}" --rendezvous-seconds 1
 sim_worker "$w0" "$d" & p0=$!; sim_worker "$w1" "$d" & p1=$!
 wait $p0 $p1
 run2=$(grep -o '"run":[0-9]*' "$d/lease.$w0" | cut -d: -f2)
 req GET /v1/experiments/$en >/dev/null
 check "the second gang leased" test "$(jget run)" = "$run2"
-await bash -c "curl -s '$B/v1/experiments/$en' | grep -q 'did not rendezvous'"
+await "the second gang ended for not meeting" bash -c "curl -s '$B/v1/experiments/$en' | grep -q 'did not rendezvous'"
 req GET /v1/experiments/$en >/dev/null
 check "not met within 1 s: queued again, an attempt spent" bash -c "grep -q '\"state\":\"queued\"' '$t/body' && grep -q '\"attempts\":1' '$t/body'"
 is "its rendezvous then: 409" "$(req POST /v1/runs/$run2/rendezvous '{"id": "eA=="}')" 409
@@ -154,7 +158,7 @@ stop_server
 
 # --- not starved: a gang of 4 at the head of the queue, one-GPU jobs streaming in
 rm -f "$t"/cod.db*
-start_server --lease-seconds 30
+start_server --lease-seconds $LONG
 d=$t/starve; mkdir -p "$d"
 for i in $(seq 6); do req POST /v1/experiments "$(one_spec before$i)" >/dev/null; done
 req POST /v1/experiments "$(gang_spec 4 head)" >/dev/null; eh=$(jget id)
@@ -162,19 +166,19 @@ req POST /v1/experiments "$(gang_spec 4 head)" >/dev/null; eh=$(jget id)
 busy_worker() { # id
     local code run exp
     until [ -e "$d/stop" ]; do
-        code=$(curl -s -m 30 -o "$d/l.$1" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" -d '{"wait": 2}')
+        code=$(curl -s -m "$WAIT_LIMIT" -o "$d/l.$1" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" -d '{"wait": 2}')
         [ "$code" = 200 ] || continue
         if grep -q '"world_size":4' "$d/l.$1"; then mv "$d/l.$1" "$d/lease.$1"; return; fi
         run=$(grep -o '"run":[0-9]*' "$d/l.$1" | cut -d: -f2)
         exp=$(grep -o '"experiment":[0-9]*' "$d/l.$1" | cut -d: -f2)
         echo "$exp" >> "$d/ran"
-        curl -s -m 30 -o /dev/null -X POST "$B/v1/runs/$run/finish" -d '{"outcome": "failed", "reason": "simulated"}'
+        curl -s -m "$WAIT_LIMIT" -o /dev/null -X POST "$B/v1/runs/$run/finish" -d '{"outcome": "failed", "reason": "simulated"}'
     done
 }
-streamer() { local i=0; until [ -e "$d/stop" ]; do i=$((i + 1)); curl -s -m 30 -o /dev/null -X POST "$B/v1/experiments" --data-binary "$(one_spec after$i)"; done; }
+streamer() { local i=0; until [ -e "$d/stop" ]; do i=$((i + 1)); curl -s -m "$WAIT_LIMIT" -o /dev/null -X POST "$B/v1/experiments" --data-binary "$(one_spec after$i)"; done; }
 streamer & sp=$!
 pids=(); for i in 1 2 3 4; do w=$(register s$i h$i); busy_worker "$w" & pids+=($!); done
-await bash -c "[ \$(ls '$d' | grep -c '^lease') = 4 ]"
+await "the gang of 4 leased" bash -c "[ \$(ls '$d' | grep -c '^lease') = 4 ]"
 touch "$d/stop"; wait "${pids[@]}" "$sp"
 is "the gang of 4 leased while one-GPU jobs kept coming" "$(ls "$d" | grep -c '^lease')" 4
 check "no one-GPU job queued after the gang ran before it" bash -c "[ -z \"\$(awk '\$1 > $eh' '$d/ran' 2>/dev/null)\" ]"

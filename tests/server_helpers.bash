@@ -16,11 +16,14 @@ spec() { # extra top-level fields (JSON members), may be empty; $TRAIN, $RES rep
     printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "train": %s, "resources": %s%s}' \
         "$t" "$t" "${TRAIN:-{\"steps\": 10, \"seq_len\": 16, \"batch_seqs\": 2, \"micro_batch\": 2\}}" "${RES:-{\"device\": \"cpu\"\}}" "${1:+, $1}"
 }
+# the server's port file written, or the server gone (it refused its flags or its database)
+port_or_gone() { [ -s "$t/port" ] || ! kill -0 "$SPID" 2>/dev/null; }
 start_server() { # extra flags; sets SPID, B
     rm -f "$t/port"
     bin/cod-server --listen 127.0.0.1:0 --db "$t/cod.db" --port-file "$t/port" "$@" 2>>"$t/server.log" &
     SPID=$!
-    for _ in $(seq 200); do [ -s "$t/port" ] && break; sleep 0.05; done
+    await "cod-server to write its port file" port_or_gone
+    [ -s "$t/port" ] || { echo "FAIL cod-server did not start: $(tail -3 "$t/server.log")"; return 1; }
     B="http://127.0.0.1:$(cat "$t/port")"
 }
 stop_server() { kill -TERM "$SPID" 2>/dev/null; wait "$SPID"; local rc=$?; SPID=; return $rc; }
@@ -28,9 +31,9 @@ stop_server() { kill -TERM "$SPID" 2>/dev/null; wait "$SPID"; local rc=$?; SPID=
 req() {
     local m=$1 p=$2 body=${3-}; shift 2; [ $# -gt 0 ] && shift
     if [ -n "$body" ]; then
-        curl -s -m 20 -o "$t/body" -w '%{http_code}' -X "$m" "$B$p" --data-binary "$body" "$@"
+        curl -s -m "$WAIT_LIMIT" -o "$t/body" -w '%{http_code}' -X "$m" "$B$p" --data-binary "$body" "$@"
     else
-        curl -s -m 20 -o "$t/body" -w '%{http_code}' -X "$m" "$B$p" "$@"
+        curl -s -m "$WAIT_LIMIT" -o "$t/body" -w '%{http_code}' -X "$m" "$B$p" "$@"
     fi
 }
 # the first value of a scalar JSON member in $t/body (compact JSON)

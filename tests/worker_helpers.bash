@@ -22,24 +22,21 @@ restart_server() {
     local port=${B##*:}
     bin/cod-server --listen "127.0.0.1:$port" --db "$t/cod.db" "$@" 2>>"$t/server.log" &
     SPID=$!
-    for _ in $(seq 200); do curl -s -m 1 "$B/healthz" >/dev/null && return 0; sleep 0.05; done
-    return 1
+    await "cod-server to answer on port $port again" answers_or_gone
+    kill -0 "$SPID" 2>/dev/null || { echo "FAIL cod-server did not restart: $(tail -3 "$t/server.log")"; return 1; }
 }
+answers_or_gone() { curl -s -m "$WAIT_LIMIT" "$B/healthz" >/dev/null || ! kill -0 "$SPID" 2>/dev/null; }
 # js EXPR: evaluates EXPR over the JSON on stdin bound to j; arrays print one item a line
 js() {
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);const r=eval(process.argv[1]);console.log(Array.isArray(r)?r.join("\n"):r)})' "$1"
 }
-get() { curl -s -m 10 "$B$1"; }
+get() { curl -s -m "$WAIT_LIMIT" "$B$1"; }
 field() { get "/v1/experiments/$1" | js "j.$2"; } # experiment id, field path
-# wait_for SECONDS COMMAND...: polls until the command succeeds
-wait_for() {
-    local s=$1; shift
-    local end=$((SECONDS + s))
-    while [ $SECONDS -lt "$end" ]; do "$@" && return 0; sleep 0.1; done
-    return 1
-}
 state_is() { [ "$(field "$1" state)" = "$2" ]; }
-step_at_least() { [ "$(field "$1" step)" -ge "$2" ] 2>/dev/null; }
+# the newest step in the experiment's metrics.jsonl in the shared work dir:
+# what the worker has trained, without the lag of a heartbeat
+local_step() { tail -1 "$t/work/experiments/$1/metrics.jsonl" 2>/dev/null | sed 's/{"step": \([0-9]*\),.*/\1/'; }
+local_step_at_least() { [ "$(local_step "$1")" -ge "$2" ] 2>/dev/null; }
 # prec9: every number in the text on stdin rounded to 9 significant digits,
 # as metrics.jsonl writes them (%.9g), so server and file values compare
 prec9() {

@@ -114,16 +114,28 @@ static int write_sets(const char *path, const struct model *m, const real *const
     return rc;
 }
 
-int checkpoint_save(const char *run_dir, const struct model *m, const real *adam_m,
-                    const real *adam_v, const struct train_state *st, json_t *spec, int keep,
-                    char *err, size_t errlen)
+/* A checkpoint that could not be written: its temporary directory goes
+ * (a full disk gets that room back; a resume never reads a .tmp anyway),
+ * and err, which names the file and the operation that failed, says which
+ * checkpoint was lost and which one a resume starts from. -1. */
+static int not_written(const char *run_dir, const char *tmp, long step, char *err, size_t errlen)
 {
-    char ckdir[4096], final[4200], tmp[4300], path[4400];
-    if (path_fmt(ckdir, sizeof(ckdir), err, errlen, "%s/checkpoints", run_dir) ||
-        path_fmt(final, sizeof(final), err, errlen, "%s/step_%08ld", ckdir, st->step) ||
-        path_fmt(tmp, sizeof(tmp), err, errlen, "%s.tmp", final) || fio_mkdir_p(ckdir, err, errlen))
-        return -1;
+    char why[1024], newest[4400], e[256];
+    snprintf(why, sizeof(why), "%s", err);
     rm_tree(tmp);
+    int found = checkpoint_latest(run_dir, newest, sizeof(newest), e, sizeof(e));
+    snprintf(err, errlen, "the checkpoint of step %ld was not written: %s; %s%s", step, why,
+             found == 1 ? "a resume starts from " : "no complete checkpoint to resume from",
+             found == 1 ? newest : "");
+    return -1;
+}
+
+/* The checkpoint's three files, into the directory tmp. */
+static int write_files(const char *tmp, const struct model *m, const real *adam_m,
+                       const real *adam_v, const struct train_state *st, json_t *spec,
+                       char *err, size_t errlen)
+{
+    char path[4400];
     if (fio_mkdir_p(tmp, err, errlen))
         return -1;
     const real *weights[] = {m->params}, *moments[] = {adam_m, adam_v};
@@ -139,9 +151,32 @@ int checkpoint_save(const char *run_dir, const struct model *m, const real *adam
                               REAL_NAME, "spec", spec);
     if (fio_write_json(state, tmp, "state.json", err, errlen))
         return -1;
+    if (fio_fsync_path(tmp) != 0) {
+        snprintf(err, errlen, "%s: fsync failed: %s", tmp, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int checkpoint_save(const char *run_dir, const struct model *m, const real *adam_m,
+                    const real *adam_v, const struct train_state *st, json_t *spec, int keep,
+                    char *err, size_t errlen)
+{
+    char ckdir[4096], final[4200], tmp[4300], path[4400];
+    if (path_fmt(ckdir, sizeof(ckdir), err, errlen, "%s/checkpoints", run_dir) ||
+        path_fmt(final, sizeof(final), err, errlen, "%s/step_%08ld", ckdir, st->step) ||
+        path_fmt(tmp, sizeof(tmp), err, errlen, "%s.tmp", final) || fio_mkdir_p(ckdir, err, errlen))
+        return -1;
+    rm_tree(tmp);
+    if (write_files(tmp, m, adam_m, adam_v, st, spec, err, errlen))
+        return not_written(run_dir, tmp, st->step, err, errlen);
     rm_tree(final);
-    if (fio_fsync_path(tmp) != 0 || rename(tmp, final) != 0 || fio_fsync_path(ckdir) != 0) {
-        snprintf(err, errlen, "%s: %s", final, strerror(errno));
+    if (rename(tmp, final) != 0) {
+        snprintf(err, errlen, "rename %s to %s: %s", tmp, final, strerror(errno));
+        return not_written(run_dir, tmp, st->step, err, errlen);
+    }
+    if (fio_fsync_path(ckdir) != 0) {
+        snprintf(err, errlen, "%s: fsync failed: %s", ckdir, strerror(errno));
         return -1;
     }
     long *steps;

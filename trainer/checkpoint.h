@@ -20,7 +20,10 @@ struct train_state {
 };
 
 /* Writes a checkpoint of the model and Adam moments (backend buffers of
- * m->n_params each) and keeps the newest `keep`. */
+ * m->n_params each) and keeps the newest `keep`. One that cannot be written
+ * (a full disk) leaves nothing of itself and the older ones as they were;
+ * err names the file and the operation that failed and the checkpoint a
+ * resume starts from. */
 int checkpoint_save(const char *run_dir, const struct model *m, const real *adam_m,
                     const real *adam_v, const struct train_state *st, json_t *spec, int keep,
                     char *err, size_t errlen);

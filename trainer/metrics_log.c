@@ -51,8 +51,9 @@ static int keep_prefix(const char *path, long keep_through_step, char *err, size
 int metrics_log_open(struct metrics_log *ml, const char *dir, long keep_through_step, char *err,
                      size_t errlen)
 {
-    char path[4096];
-    if (path_fmt(path, sizeof(path), err, errlen, "%s/metrics.jsonl", dir))
+    char *path = ml->path;
+    ml->err = 0;
+    if (path_fmt(path, sizeof(ml->path), err, errlen, "%s/metrics.jsonl", dir))
         return -1;
     if (keep_through_step >= 0 && keep_prefix(path, keep_through_step, err, errlen))
         return -1;
@@ -64,19 +65,27 @@ int metrics_log_open(struct metrics_log *ml, const char *dir, long keep_through_
     return 0;
 }
 
-void metrics_log_write(struct metrics_log *ml, long step, const char *name, int layer, double value)
+int metrics_log_write(struct metrics_log *ml, long step, const char *name, int layer, double value)
 {
+    if (ml->err)
+        return -1;
     char v[64];
     if (isfinite(value))
         snprintf(v, sizeof(v), "%.9g", value);
     else
         snprintf(v, sizeof(v), "null");
+    errno = 0;
     if (layer >= 0)
         fprintf(ml->f, "{\"step\": %ld, \"name\": \"%s\", \"layer\": %d, \"value\": %s}\n", step,
                 name, layer, v);
     else
         fprintf(ml->f, "{\"step\": %ld, \"name\": \"%s\", \"value\": %s}\n", step, name, v);
-    fflush(ml->f);
+    /* stdio keeps the error: a failed fprintf shows here too */
+    if (fflush(ml->f) != 0 || ferror(ml->f)) {
+        ml->err = errno ? errno : EIO;
+        return -1;
+    }
+    return 0;
 }
 
 void metrics_log_close(struct metrics_log *ml)

@@ -33,7 +33,7 @@ struct run {
     json_t *spec_json;
     struct comm *comm; /* the gang's, or comm_single */
     int rank, world;
-    int fault;               /* the run failed for a device or communication fault */
+    int fault;               /* the run failed for a fault of the machine (machine_fault) */
 };
 
 static double now(void)
@@ -48,6 +48,7 @@ static void emit(struct run *r, long step, const char *name, int layer, double v
 {
     if (r->rank != 0)
         return;
+    /* a write that fails (a full disk) ends the run at the next machine_fault */
     metrics_log_write(&r->log, step, name, layer, value);
     if (r->hooks && r->hooks->metric)
         r->hooks->metric(r->hooks->ctx, step, name, layer, value);
@@ -110,8 +111,10 @@ static int save(struct run *r, long step, char *err, size_t errlen)
         return 0;
     struct train_state st = {step, (long long)step * r->spec->train.batch_seqs, r->spec->train.seed};
     if (checkpoint_save(r->out_dir, &r->m, r->adam_m, r->adam_v, &st, r->spec_json,
-                        r->spec->checkpoint_keep, err, errlen))
+                        r->spec->checkpoint_keep, err, errlen)) {
+        r->fault = 1; /* the machine's disk, not the experiment: another attempt may do */
         return -1;
+    }
     say(r, "checkpoint at step %ld", step);
     return 0;
 }
@@ -288,16 +291,21 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
     return sum;
 }
 
-/* A fault of the device (a GPU's illegal address, a failed library call)
- * ends the run as an error that names the op: its numbers are not results,
- * and divergence, which is one, must never be confused with it. */
-static int device_fault(struct run *r, long step, char *err, size_t errlen)
+/* A fault of the machine ends the run as an error that names what failed:
+ * the device (a GPU's illegal address, a failed library call; its numbers
+ * are not results, and divergence, which is one, must never be confused
+ * with it), the gang's communication, or the disk refusing metrics.jsonl
+ * (full: the points it could not keep would be missing from the curve). */
+static int machine_fault(struct run *r, long step, char *err, size_t errlen)
 {
     char why[900];
     if (r->m.ops->error(why, sizeof(why)) != 0)
         snprintf(err, errlen, "device fault on %s at step %ld: %s", r->m.ops->name, step, why);
     else if (r->comm->error(r->comm, why, sizeof(why)) != 0)
         snprintf(err, errlen, "the gang's communication failed at step %ld: %s", step, why);
+    else if (r->log.err)
+        snprintf(err, errlen, "%s: write failed at step %ld: %s", r->log.path, step,
+                 strerror(r->log.err));
     else
         return 0;
     r->fault = 1;
@@ -382,7 +390,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     if (model_init_weights(&r.m, spec->train.seed, err, errlen))
         goto out;
     int resumed = resume_gang(&r, opts->resume, &step, err, errlen);
-    if (resumed < 0 || device_fault(&r, step, err, errlen))
+    if (resumed < 0 || machine_fault(&r, step, err, errlen))
         goto out;
     if (r.rank == 0 && metrics_log_open(&r.log, out_dir, resumed ? step : -1, err, errlen))
         goto out;
@@ -400,7 +408,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             evaluate(&r, 0);
         if (spec->stats_every > 0 && r.rank == 0)
             layer_stats(&r, 0, 0);
-        if (device_fault(&r, 0, err, errlen))
+        if (machine_fault(&r, 0, err, errlen))
             goto out;
     }
     double tokens_per_step = (double)spec->train.batch_seqs * spec->train.seq_len;
@@ -413,13 +421,13 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         double t0 = now(), gnorm, lr;
         double local = update(&r, step, with_stats, &gnorm, &lr);
         step++;
-        if (device_fault(&r, step, err, errlen))
+        if (machine_fault(&r, step, err, errlen))
             goto out;
         /* one collective a step: the loss, and whether any rank must stop */
         int want = hooks && hooks->should_stop ? hooks->should_stop(hooks->ctx) : TRAIN_GO_ON;
         double v[3] = {local, want == TRAIN_STOP_CHECKPOINT, want == TRAIN_STOP_ABANDON};
         r.comm->allreduce_host(r.comm, v, 3);
-        if (device_fault(&r, step, err, errlen))
+        if (machine_fault(&r, step, err, errlen))
             goto out;
         double loss = v[0] / count, dt = now() - t0;
         int stop = v[2] > 0 ? TRAIN_STOP_ABANDON : v[1] > 0 ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
@@ -436,7 +444,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             layer_stats(&r, step, 1);
         if (spec->eval_every > 0 && (step % spec->eval_every == 0 || step == spec->train.steps))
             evaluate(&r, step);
-        if (device_fault(&r, step, err, errlen))
+        if (machine_fault(&r, step, err, errlen))
             goto out;
         double t = now();
         if (t - last_print >= opts->progress_seconds || step == spec->train.steps) {
@@ -463,7 +471,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
         }
     }
-    if ((r.rank == 0 && analyses(&r, step, err, errlen)) || device_fault(&r, step, err, errlen))
+    if ((r.rank == 0 && analyses(&r, step, err, errlen)) || machine_fault(&r, step, err, errlen))
         goto out;
     rc = TRAIN_DONE;
 out:

@@ -48,8 +48,9 @@ int64_t train_sample_index(const struct job_spec *s, long step, int rank, int wo
 /* Runs the spec (validated, with its data checked) into out_dir. Returns
  * TRAIN_DONE, TRAIN_STOPPED (checkpoint written), TRAIN_FAILED with err (a
  * bad checkpoint, out of memory, "diverged at step N"), or TRAIN_FAULT with
- * err: the machine failed (a device fault, the gang's communication), not
- * the experiment, so another attempt may succeed. */
+ * err: the machine failed (a device fault, the gang's communication, its
+ * disk refusing a checkpoint or metrics.jsonl), not the experiment, so
+ * another attempt may succeed. */
 int train_run(const struct job_spec *spec, const char *out_dir, const struct train_opts *opts,
               const struct train_hooks *hooks, char *err, size_t errlen);
 

@@ -66,5 +66,6 @@ int cmd_metrics(struct cli *c, int argc, char **argv);
 int cmd_compare(struct cli *c, int argc, char **argv);
 int cmd_cancel(struct cli *c, int argc, char **argv);
 int cmd_workers(struct cli *c, int argc, char **argv);
+int cmd_report(struct cli *c, int argc, char **argv);
 
 #endif

@@ -20,7 +20,9 @@ static const char usage[] =
     "  watch ID                               live progress, loss sparkline, ETA\n"
     "  logs ID [-f]                           the worker's log lines\n"
     "  metrics ID [--name N] [--csv|--json]   metric series (or --layers NAME)\n"
-    "  compare ID... | --sweep ID             final eval perplexity, per-layer out_var\n"
+    "  compare ID... | --sweep ID             final eval perplexity (mean ± sd over seeds),\n"
+    "                                         paired comparisons, per-layer out_var\n"
+    "  report --sweep ID [--out DIR]          the sweep's report: HTML figures and CSV\n"
     "  cancel ID...                           cancel queued or running experiments\n"
     "  workers [rm ID... | prune]             workers, devices, heartbeats; remove gone ones\n"
     "  help [COMMAND]                         this text, or a command's\n"
@@ -45,7 +47,7 @@ static const struct {
     {"submit", cmd_submit},   {"sweep", cmd_sweep},     {"ls", cmd_ls},
     {"show", cmd_show},       {"watch", cmd_watch},     {"logs", cmd_logs},
     {"metrics", cmd_metrics}, {"compare", cmd_compare}, {"cancel", cmd_cancel},
-    {"workers", cmd_workers},
+    {"workers", cmd_workers}, {"report", cmd_report},
 };
 
 /* Is a the name of a global option that takes the next word as its value? */

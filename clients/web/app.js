@@ -306,8 +306,14 @@ function renderWorkers(workers) {
     $('workers').tBodies[0].replaceChildren(el('tr', {}, el('td', { colSpan: 7, class: 'note' }, 'No workers registered.')));
 }
 
-// A sweep as a grid: the last grid key across, the others down; each cell
-// holds its final eval/ppl, the best of the sweep in bold; a click selects it.
+// A sweep as a grid of its replicate groups (cells equal but for the seed,
+// as the server groups them): the last grid key across, the others down;
+// each cell holds the final eval/ppl, mean ± sd over the finished seeds and
+// n when the grid varies the seed, the diverged runs counted apart (never
+// averaged in), the best of each column in bold and ≈ on a group whose
+// paired comparison with it is within the seed noise; a click selects the
+// group's runs. The Report button opens the sweep's report (the server's
+// GET /v1/sweeps/{id}/report) in a new tab.
 function renderSweeps() {
   const box = $('sweeps');
   if (!state.sweeps.size) {
@@ -317,38 +323,96 @@ function renderSweeps() {
   box.replaceChildren(...[...state.sweeps.values()].sort((a, b) => b.id - a.id).map(sweepTable));
 }
 
+const fmtNum = (v) => (typeof v === 'number' ? String(Number(v.toPrecision(4))) : '–');
+
 function sweepTable(sw) {
-  const keys = Object.keys(sw.grid || {});
+  const keys = Object.keys(sw.grid || {}).filter((k) => k !== sw.replicates);
   const across = keys[keys.length - 1];
   const down = keys.slice(0, -1);
   const fmt = (v) => typeof v === 'string' ? v : JSON.stringify(v);
   const rowKey = (p) => down.map((k) => fmt(p[k])).join(' · ');
   const cols = across ? sw.grid[across].map(fmt) : [''];
+  const groups = sw.groups || [];
   const rows = new Map();
-  for (const c of sw.cells) {
-    const p = c.params || {};
-    const rk = rowKey(p);
+  for (const g of groups) {
+    const rk = rowKey(g.params || {});
     if (!rows.has(rk)) rows.set(rk, new Map());
-    rows.get(rk).set(across ? fmt(p[across]) : '', c);
+    rows.get(rk).set(across ? fmt((g.params || {})[across]) : '', g);
   }
-  const ppls = sw.cells.map((c) => c['eval/ppl']).filter((v) => typeof v === 'number');
-  const best = ppls.length ? Math.min(...ppls) : null;
+  const mean = (g) => (g['eval/ppl'] && typeof g['eval/ppl'].mean === 'number' ? g['eval/ppl'].mean : null);
+  // the best of each column: the lowest mean of the groups in it
+  const bestOf = new Map(cols.map((col) => {
+    const ms = [...rows.values()].map((r) => r.get(col)).filter((g) => g && mean(g) !== null);
+    return [col, ms.length ? ms.reduce((a, b) => (mean(b) < mean(a) ? b : a)) : null];
+  }));
+  const tie = (g, best) => (sw.comparisons || []).some((c) => c.within_noise === true &&
+    ((c.a === g.group && c.b === best.group) || (c.b === g.group && c.a === best.group)));
+  const runsOf = new Map(groups.map((g) => [g.group, sw.cells.filter((c) => c.group === g.group)]));
   const head = el('tr', {}, el('th', {}, down.join(' · ') || ''),
     ...cols.map((c) => el('th', {}, across ? `${across} = ${c}` : 'eval/ppl')));
-  const body = [...rows.entries()].map(([rk, cells]) => el('tr', {}, el('th', {}, rk),
+  const body = [...rows.entries()].map(([rk, byCol]) => el('tr', {}, el('th', {}, rk),
     ...cols.map((col) => {
-      const c = cells.get(col);
-      if (!c) return el('td', {}, '');
-      const v = c['eval/ppl'];
-      const td = el('td', { class: 'cell' + (v === best && v !== null ? ' best' : ''), title: 'experiment ' + c.experiment },
-        typeof v === 'number' ? v.toFixed(2) : '–', stateTag(c.state));
-      if (state.selected.includes(c.experiment)) td.style.background = 'var(--sel)';
-      td.addEventListener('click', () => toggle(c.experiment));
+      const g = byCol.get(col);
+      if (!g) return el('td', {}, '');
+      const best = bestOf.get(col);
+      const ppl = g['eval/ppl'];
+      const runs = runsOf.get(g.group) || [];
+      const parts = [];
+      if (ppl) parts.push(fmtNum(ppl.mean) + (typeof ppl.sd === 'number' ? ' ± ' + fmtNum(ppl.sd) : ''));
+      else parts.push('–');
+      if (sw.replicates) parts.push(el('span', { class: 'n' }, ` n=${g.n}`));
+      if (best && g !== best && tie(g, best)) parts.push(el('span', { class: 'tie', title: 'within seed noise of the best' }, ' ≈'));
+      if (g.diverged) parts.push(el('span', { class: 'diverged' }, ` ${g.diverged} diverged`));
+      // a single run keeps its state tag; replicates show what is not done yet
+      if (runs.length === 1) parts.push(stateTag(runs[0].state));
+      else if (g.unfinished) parts.push(el('span', { class: 'n' }, ` ${g.unfinished} to go`));
+      const td = el('td', {
+        class: 'cell' + (g === best ? ' best' : ''), 'data-group': g.group,
+        title: 'experiments ' + runs.map((c) => c.experiment).join(', '),
+      }, ...parts);
+      if (runs.some((c) => state.selected.includes(c.experiment))) td.style.background = 'var(--sel)';
+      td.addEventListener('click', () => toggleGroup(runs.map((c) => c.experiment)));
       return td;
     })));
-  return el('div', { class: 'sweep' },
-    el('h3', {}, `Sweep ${sw.id}: final eval/ppl of ${sw.cells.length} cells`),
+  const report = el('button', { type: 'button', class: 'report' }, 'Report');
+  report.addEventListener('click', () => openReport(sw.id));
+  const seeds = sw.replicates ? `, ${sw.grid[sw.replicates].length} seeds each` : '';
+  return el('div', { class: 'sweep', 'data-sweep': sw.id },
+    el('h3', {}, `Sweep ${sw.id}${sw.name ? ': ' + sw.name : ''} — final eval/ppl of ${groups.length} groups (${sw.cells.length} runs${seeds}) `, report),
     el('table', { class: 'grid' }, el('thead', {}, head), el('tbody', {}, ...body)));
+}
+
+// Selects the group's runs, or clears them when all are selected.
+function toggleGroup(ids) {
+  const all = ids.every((id) => state.selected.includes(id));
+  for (const id of ids) {
+    const has = state.selected.includes(id);
+    if (all ? has : !has) toggle(id);
+  }
+}
+
+// The report is fetched with the token and shown from a blob in a new tab;
+// its CSV links point at blobs of the CSV files that came with it. The tab
+// is opened at the click, before the fetch, so no popup blocker holds it.
+async function openReport(id) {
+  const win = window.open('', '_blank');
+  try {
+    const rep = await api('/v1/sweeps/' + id + '/report');
+    if (!rep) throw new Error('no such sweep');
+    let html = '';
+    const links = new Map();
+    for (const f of rep.files) {
+      if (f.name.endsWith('.html')) html = f.content;
+      else links.set(f.name, URL.createObjectURL(new Blob([f.content], { type: f.type })));
+    }
+    for (const [name, url] of links) html = html.split(`href="${name}"`).join(`href="${url}" download="${name}"`);
+    const url = URL.createObjectURL(new Blob([html], { type: 'text/html' }));
+    if (win) win.location = url;
+    else location.assign(url);
+  } catch (e) {
+    if (win) win.close();
+    setBanner('Report of sweep ' + id + ': ' + e.message);
+  }
 }
 
 // ---- charts

@@ -1,12 +1,11 @@
-// Drives the dashboard in headless Chromium over the DevTools protocol (on a
-// pipe: no npm package, no port), as a person would: types the token, reads
+// Drives the dashboard in headless Chromium (tests/dashboard/cdp.js) as a
+// person would: types the token, reads
 // the table, clicks experiments, checks what the charts draw, saves a
 // screenshot, then waits through a server restart that tests/dashboard.sh
 // performs when asked (files in SYNC_DIR).
 // Writes one line per check to RESULTS: "1 name" or "0 name: why".
 //   node drive.js   (settings in the environment, see below)
 'use strict';
-const { spawn } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 
@@ -27,6 +26,9 @@ const PICK = env('DASH_PICK').split(',').map(Number);  // experiments to click, 
 const FIRST = env('DASH_FIRST').split(',').map(Number); // the first view: the newest sweep and the running ones
 const FILTER = env('DASH_FILTER');                 // "text=rows": a filter and what it leaves
 const CHROMIUM = process.env.CHROMIUM || 'chromium';
+// The longest any one wait may take: it only ends a wait for what never
+// comes. Each wait is for something the page shows, never a guessed delay.
+const WAIT_MS = Number(env('DASH_WAIT_MS'));
 
 const results = [];
 function check(name, ok, why) {
@@ -34,88 +36,12 @@ function check(name, ok, why) {
   return ok;
 }
 
-// ---- the protocol: JSON messages separated by NUL, fd 3 in, fd 4 out
-
-const chrome = spawn(CHROMIUM, [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-  '--no-default-browser-check', '--remote-debugging-pipe', '--user-data-dir=' + PROFILE,
-  '--window-size=1400,1000', 'about:blank',
-], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
-let chromeLog = '';
-chrome.stderr.on('data', (d) => { chromeLog = (chromeLog + d).slice(-4000); });
-const toChrome = chrome.stdio[3];
-const fromChrome = chrome.stdio[4];
-
-let nextId = 1;
-const pending = new Map();
-const pageErrors = [];
-let buf = Buffer.alloc(0);
-fromChrome.on('data', (d) => {
-  buf = Buffer.concat([buf, d]);
-  let nul;
-  while ((nul = buf.indexOf(0)) >= 0) {
-    const msg = JSON.parse(buf.subarray(0, nul).toString('utf8'));
-    buf = buf.subarray(nul + 1);
-    if (msg.id && pending.has(msg.id)) {
-      const { resolve, reject, method } = pending.get(msg.id);
-      pending.delete(msg.id);
-      if (msg.error) reject(new Error(method + ': ' + msg.error.message));
-      else resolve(msg.result);
-    } else if (msg.method === 'Runtime.exceptionThrown') {
-      const d = msg.params.exceptionDetails;
-      pageErrors.push((d.exception && d.exception.description) || d.text);
-    }
-  }
-});
-
-let session;
-function send(method, params = {}, sessionId = session) {
-  const id = nextId++;
-  const msg = { id, method, params };
-  if (sessionId) msg.sessionId = sessionId;
-  toChrome.write(JSON.stringify(msg) + '\0');
-  return new Promise((resolve, reject) => pending.set(id, { resolve, reject, method }));
-}
-
-async function evaluate(expression) {
-  const r = await send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
-  const ex = r.exceptionDetails;
-  if (ex) throw new Error('evaluate ' + expression + ': ' + ((ex.exception && ex.exception.description) || ex.text));
-  return r.result.value;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-// Polls expression until it is truthy; false after timeout_ms. It may throw
-// meanwhile (the page still loading).
-async function waitFor(expression, timeoutMs) {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await evaluate(expression).catch(() => false)) return true;
-    await sleep(100);
-  }
-  return false;
-}
-
-// A real mouse click at the middle of the element.
-async function click(selector) {
-  const box = await evaluate(`(() => {
-    const e = document.querySelector(${JSON.stringify(selector)});
-    if (!e) return null;
-    e.scrollIntoView({ block: 'center' });
-    const r = e.getBoundingClientRect();
-    return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
-  })()`);
-  if (!box) throw new Error('nothing to click at ' + selector);
-  for (const type of ['mouseMoved', 'mousePressed', 'mouseReleased'])
-    await send('Input.dispatchMouseEvent', { type, x: box.x, y: box.y, button: 'left', clickCount: 1 });
-}
-
-async function typeInto(selector, text) {
-  await evaluate(`document.querySelector(${JSON.stringify(selector)}).focus()`);
-  await evaluate(`document.querySelector(${JSON.stringify(selector)}).select?.()`);
-  await send('Input.insertText', { text });
-}
+const {
+  send, evaluate, sleep, waitFor: waitUntil, click, typeInto, openPage, attach, use, current, waitNewPage, events,
+  pageErrors, chromeLog, close, screenshot,
+} = require('../../scripts/cdp')(CHROMIUM, PROFILE);
+// every wait has the one limit: it only ends a wait for what never comes
+const waitFor = (expression) => waitUntil(expression, WAIT_MS);
 
 const rows = '#experiments tbody tr[data-id]';
 const attr = (chart, a) => `Number(document.getElementById('${chart}').dataset.${a} || 0)`;
@@ -124,8 +50,8 @@ const drawn = (chart, series, points) =>
   ` !!document.querySelector('#${chart} canvas')`;
 const describe = (chart) => evaluate(`JSON.stringify(document.getElementById('${chart}').dataset)`);
 
-async function waitFile(name, timeoutMs) {
-  const until = Date.now() + timeoutMs;
+async function waitFile(name) {
+  const until = Date.now() + WAIT_MS;
   while (Date.now() < until) {
     if (fs.existsSync(path.join(SYNC, name))) return true;
     await sleep(100);
@@ -134,18 +60,13 @@ async function waitFile(name, timeoutMs) {
 }
 
 async function main() {
-  const { targetId } = await send('Target.createTarget', { url: 'about:blank' }, null);
-  ({ sessionId: session } = await send('Target.attachToTarget', { targetId, flatten: true }, null));
-  await send('Runtime.enable');
-  await send('Page.enable');
-  await send('Emulation.setDeviceMetricsOverride', { width: 1400, height: 1000, deviceScaleFactor: 1, mobile: false });
-  await send('Page.navigate', { url: URL });
+  await openPage(URL);
 
   check('the page asks for the token when the API answers 401',
-    await waitFor(`!document.getElementById('login').hidden`, 10000), 'no token form');
+    await waitFor(`!document.getElementById('login').hidden`), 'no token form');
   await typeInto('#token', TOKEN);
   await click('#login button');
-  const listed = await waitFor(`document.querySelectorAll('${rows}').length === ${ROWS}`, 10000);
+  const listed = await waitFor(`document.querySelectorAll('${rows}').length === ${ROWS}`);
   check(`the table lists the ${ROWS} experiments`, listed,
     (await evaluate(`document.querySelectorAll('${rows}').length`)) + ' rows');
   const states = await evaluate(`[...document.querySelectorAll('${rows}')].map((r) => r.children[5].textContent).sort().join(',')`);
@@ -159,49 +80,49 @@ async function main() {
   // The first view, before any click: something to look at, and its address.
   const selectedRows = `[...document.querySelectorAll('#experiments tr.selected')].map((r) => Number(r.dataset.id)).sort((a, b) => a - b).join(',')`;
   check(`the first view selects the newest sweep and the running experiment (${FIRST})`,
-    await waitFor(`${selectedRows} === '${FIRST.join(',')}' && ${attr('chart-loss', 'series')} === ${FIRST.length}`, 8000),
+    await waitFor(`${selectedRows} === '${FIRST.join(',')}' && ${attr('chart-loss', 'series')} === ${FIRST.length}`),
     (await evaluate(selectedRows)) + ' ' + (await describe('chart-loss')));
-  check('the first view is in the address', await waitFor(`location.hash === '#sel=${FIRST.join(',')}'`, 3000),
+  check('the first view is in the address', await waitFor(`location.hash === '#sel=${FIRST.join(',')}'`),
     await evaluate('location.hash'));
   check('the first view: the step slider is at the newest layer statistics',
-    await waitFor(`document.getElementById('layer-step-label').textContent === 'step ${STEPS} (newest)'`, 3000),
+    await waitFor(`document.getElementById('layer-step-label').textContent === 'step ${STEPS} (newest)'`),
     await evaluate(`document.getElementById('layer-step-label').textContent`));
   const legend = (chart) => `[...document.querySelectorAll('#${chart} .u-legend .u-value')].map((v) => v.textContent)`;
   for (const chart of ['chart-loss', 'chart-ppl', 'chart-outvar']) {
     const numbers = `${legend(chart)}.length === ${FIRST.length + 1} && ${legend(chart)}.every((t) => t !== '' && !isNaN(Number(t)))`;
     check(`the first view: the ${chart} legend shows the newest values, not --`,
-      await waitFor(numbers, 5000), JSON.stringify(await evaluate(legend(chart))));
+      await waitFor(numbers), JSON.stringify(await evaluate(legend(chart))));
   }
   await click('#clear-selection');
   check('clear selection: no chart, and the address says so', await waitFor(
-    `${attr('chart-loss', 'series')} === 0 && location.hash === '' && /Select experiments/.test(document.getElementById('chart-loss').textContent)`, 3000),
+    `${attr('chart-loss', 'series')} === 0 && location.hash === '' && /Select experiments/.test(document.getElementById('chart-loss').textContent)`),
   await describe('chart-loss'));
 
   const [first, second] = PICK;
   await click(`#experiments tr[data-id="${first}"]`);
   check('a click selects the row',
-    await waitFor(`document.querySelector('#experiments tr[data-id="${first}"]').classList.contains('selected')`, 3000), 'not selected');
-  const lossOk = await waitFor(`${attr('chart-loss', 'series')} === 1 && ${attr('chart-loss', 'points')} > 10 && !!document.querySelector('#chart-loss canvas')`, 8000);
+    await waitFor(`document.querySelector('#experiments tr[data-id="${first}"]').classList.contains('selected')`), 'not selected');
+  const lossOk = await waitFor(`${attr('chart-loss', 'series')} === 1 && ${attr('chart-loss', 'points')} > 10 && !!document.querySelector('#chart-loss canvas')`);
   check('a click shows its loss curve (1 series)', lossOk, await describe('chart-loss'));
-  check('its eval/ppl curve (1 series)', await waitFor(`${attr('chart-ppl', 'series')} === 1 && ${attr('chart-ppl', 'points')} >= 3`, 3000), await describe('chart-ppl'));
+  check('its eval/ppl curve (1 series)', await waitFor(`${attr('chart-ppl', 'series')} === 1 && ${attr('chart-ppl', 'points')} >= 3`), await describe('chart-ppl'));
   check(`layer/out_var by layer: ${LAYERS + 1} points, layers 0..${LAYERS}`,
-    await waitFor(drawn('chart-outvar', 1, LAYERS + 1), 3000), await describe('chart-outvar'));
+    await waitFor(drawn('chart-outvar', 1, LAYERS + 1)), await describe('chart-outvar'));
   check(`layer/grad_norm by layer: ${LAYERS} blocks`,
-    await waitFor(drawn('chart-gradnorm', 1, LAYERS), 3000), await describe('chart-gradnorm'));
+    await waitFor(drawn('chart-gradnorm', 1, LAYERS)), await describe('chart-gradnorm'));
   check(`layer/out_var over steps: one line per layer (${LAYERS + 1})`,
-    await waitFor(`${attr('chart-history', 'series')} === ${LAYERS + 1} && ${attr('chart-history', 'points')} > 2`, 3000),
+    await waitFor(`${attr('chart-history', 'series')} === ${LAYERS + 1} && ${attr('chart-history', 'points')} > 2`),
     await describe('chart-history'));
 
   await click(`#experiments tr[data-id="${second}"]`);
-  check('two selected: the loss chart overlays 2 series', await waitFor(drawn('chart-loss', 2, STEPS), 8000), await describe('chart-loss'));
+  check('two selected: the loss chart overlays 2 series', await waitFor(drawn('chart-loss', 2, STEPS)), await describe('chart-loss'));
   check('two selected: layer/out_var overlays 2 series of ' + (LAYERS + 1) + ' layers',
-    await waitFor(drawn('chart-outvar', 2, LAYERS + 1), 3000), await describe('chart-outvar'));
+    await waitFor(drawn('chart-outvar', 2, LAYERS + 1)), await describe('chart-outvar'));
 
   // an earlier step on the slider: still every layer, at that step
   await evaluate(`(() => { const s = document.getElementById('layer-step'); s.value = 0;
     s.dispatchEvent(new Event('input')); })()`);
   check('the step slider picks step 0', await waitFor(
-    `document.getElementById('layer-step-label').textContent === 'step 0' && ${attr('chart-outvar', 'points')} === ${LAYERS + 1}`, 3000),
+    `document.getElementById('layer-step-label').textContent === 'step 0' && ${attr('chart-outvar', 'points')} === ${LAYERS + 1}`),
     await evaluate(`document.getElementById('layer-step-label').textContent`));
   await evaluate(`(() => { const s = document.getElementById('layer-step'); s.value = s.max;
     s.dispatchEvent(new Event('input')); })()`);
@@ -209,64 +130,74 @@ async function main() {
   const cells = await evaluate(`document.querySelectorAll('#sweeps td.cell').length`);
   check('the sweep grid has a cell per experiment of the sweep', cells === 2, cells + ' cells');
   check('the sweep grid shows final eval/ppl', await evaluate(
-    `[...document.querySelectorAll('#sweeps td.cell')].every((td) => /^\\d+\\.\\d\\d/.test(td.textContent))`),
+    `[...document.querySelectorAll('#sweeps td.cell')].every((td) => /^\\d+(\\.\\d+)?\\b/.test(td.textContent))`),
   await evaluate(`document.getElementById('sweeps').textContent`));
+
+  // One click on Report: the sweep's report in a new tab, its figures drawn.
+  const dashboard = current(), seen = events.length;
+  await click('#sweeps button.report');
+  const tab = await waitNewPage(seen, 10000);
+  check('the Report button opens a new tab', !!tab, 'no tab opened');
+  if (tab) {
+    await attach(tab);
+    check('the report tab shows Table 1 and the per-layer figure of the sweep (2 variants)', await waitFor(
+      `!!document.querySelector('table.t1') && [...document.querySelectorAll('svg.figure')]` +
+      `.some((s) => s.dataset.figure.startsWith('out_var:') && s.dataset.series === '2')`, 10000),
+    await evaluate('location.href + " " + document.title').catch((e) => e.message));
+    check('the report tab\'s CSV links are the files that came with it', await evaluate(
+      `[...document.querySelectorAll('a')].filter((a) => a.download).length >= 5`),
+    await evaluate(`[...document.querySelectorAll('a')].map((a) => a.download).join(',')`));
+    await send('Target.closeTarget', { targetId: tab }, null);
+    use(dashboard);
+  }
   const worker = await evaluate(`document.querySelector('#workers tbody').textContent`);
   check('the workers table shows the worker, busy, with its heartbeat age', /busy/.test(worker) && /s ago/.test(worker), worker);
 
   const [text, left] = FILTER.split('=');
   await typeInto('#filter', text);
   check(`the filter "${text}" leaves ${left} rows`,
-    await waitFor(`document.querySelectorAll('${rows}').length === ${left}`, 3000),
+    await waitFor(`document.querySelectorAll('${rows}').length === ${left}`),
     await evaluate(`document.querySelectorAll('${rows}').length`));
   await evaluate(`document.getElementById('filter').value = ''; document.getElementById('filter').dispatchEvent(new Event('input'))`);
 
-  await sleep(300);  // let the charts settle at full width
-  const { cssContentSize: size } = await send('Page.getLayoutMetrics');
-  const shot = await send('Page.captureScreenshot', {
-    format: 'png', captureBeyondViewport: true,
-    clip: { x: 0, y: 0, width: 1400, height: Math.ceil(size.height), scale: 1 },
-  });
-  fs.mkdirSync(path.dirname(SHOT), { recursive: true });
-  fs.writeFileSync(SHOT, Buffer.from(shot.data, 'base64'));
+  // the table whole again and its charts drawn anew before the picture
+  check('the filter cleared: every row and both curves back', await waitFor(
+    `document.querySelectorAll('${rows}').length === ${ROWS} && ${drawn('chart-loss', 2, STEPS)}`),
+  await describe('chart-loss'));
+  await screenshot(SHOT);
   check('screenshot saved', fs.statSync(SHOT).size > 10000, 'too small');
 
   // The server goes away and comes back on the same port.
   fs.writeFileSync(path.join(SYNC, 'stop'), '');
-  await waitFile('stopped', 15000);
+  await waitFile('stopped');
   const banner = await waitFor(`!document.getElementById('banner').hidden &&
-    /unreachable/.test(document.getElementById('banner').textContent)`, 10000);
+    /unreachable/.test(document.getElementById('banner').textContent)`);
   check('server down: the "unreachable, retrying" banner shows', banner, 'no banner');
   fs.writeFileSync(path.join(SYNC, 'banner'), '');
-  await waitFile('started', 15000);
+  await waitFile('started');
   check('server back: the banner goes and the table is whole again', await waitFor(
     `document.getElementById('banner').hidden && document.querySelectorAll('${rows}').length === ${ROWS}` +
-    ` && ${attr('chart-loss', 'series')} === 2`, 15000),
+    ` && ${attr('chart-loss', 'series')} === 2`),
   await evaluate(`document.getElementById('banner').textContent`));
 
   // A shared address: the same view in a fresh page.
   await send('Page.navigate', { url: URL + `#sel=${second},${first}&step=0` });
   check('an address pasted into an open page shows its view', await waitFor(
     `${selectedRows} === '${[first, second].sort((a, b) => a - b).join(',')}' && ${attr('chart-loss', 'series')} === 2` +
-    ` && document.getElementById('layer-step-label').textContent === 'step 0'`, 8000),
+    ` && document.getElementById('layer-step-label').textContent === 'step 0'`),
   await evaluate(selectedRows));
   await send('Page.reload');
   check('a shared address opens on its view: the selection, the focus and the step', await waitFor(
     `${selectedRows} === '${[first, second].sort((a, b) => a - b).join(',')}' && ${attr('chart-loss', 'series')} === 2` +
     ` && document.getElementById('layer-step-label').textContent === 'step 0'` +
-    ` && /#${first} /.test(document.getElementById('history-of').textContent)`, 10000),
+    ` && /#${first} /.test(document.getElementById('history-of').textContent)`),
   (await evaluate(selectedRows)) + ' ' + (await evaluate(`document.getElementById('layer-step-label').textContent`)));
   check('no JavaScript errors in the page', pageErrors.length === 0, pageErrors.join(' | '));
 }
 
-main().catch((e) => check('the browser session', false, e.message + ' (chromium: ' + chromeLog.slice(-300) + ')'))
+main().catch((e) => check('the browser session', false, e.message + ' (chromium: ' + chromeLog().slice(-300) + ')'))
   .finally(async () => {
     fs.writeFileSync(RESULTS, results.join('\n') + '\n');
-    // Browser.close lets Chromium end its helper processes before the caller
-    // removes the profile; a browser that hangs is killed.
-    const exited = new Promise((r) => chrome.once('exit', r));
-    send('Browser.close', {}, null).catch(() => {});
-    if (await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]) === false)
-      chrome.kill('SIGKILL');
+    await close();
     process.exit(0);
   });

@@ -2,14 +2,16 @@
 # Builds the GPU bundle here, for a GPU machine that has the NVIDIA driver,
 # the CUDA 13 toolkit's libraries and python3 with torch, but no compiler
 # toolchain for cod, no Debian packages and no network:
-#   .gpu/bundle.tar.xz  the GPU programs (portable x86-64, -march=x86-64-v2;
-#                       cod-server and cod-worker for tests/gpu/gang.sh),
-#                       the shared libraries they need that are not glibc's
-#                       (OpenBLAS, jansson, PCRE2, libgomp, libgfortran, ...),
-#                       a slice of the default corpus as bytes (data/gpu-bytes:
-#                       the first 4M training tokens, all the held-out ones),
-#                       and the CPU run of the loss-curve spec on it
-#                       (tests/gpu/loss_curve.sh)
+#   .gpu/bundle.tar.xz  the GPU programs (portable x86-64, -march=x86-64-v2),
+#                       cod-server, cod-worker and cod (for tests/gpu/gang.sh
+#                       and the depth study: studies/depth/local.sh gpu), the shared libraries
+#                       they need that are not glibc's (OpenBLAS, jansson,
+#                       PCRE2, libgomp, libgfortran, libmicrohttpd, SQLite,
+#                       libcurl, ...), a slice of the default corpus as bytes
+#                       (data/gpu-bytes: the first 4M training tokens, all
+#                       the held-out ones), the whole of it (data/default-bytes,
+#                       the depth study's data), and the CPU run of the
+#                       loss-curve spec on it (tests/gpu/loss_curve.sh)
 # .gpu/ is git-ignored (the build and its sources stay in var/gpu-bundle); name it in the GPU machine's carry list. There,
 # tests/gpu/run.sh and bench/gpu/run.sh unpack it (tests/gpu/bundle_env.sh)
 # and run from it without building. cuBLASLt, cuDNN and NCCL are not carried
@@ -43,16 +45,15 @@ for d in build bin; do [ -d "$src/$d" ] && mv "$src/$d" "$src.new/"; done
 rm -rf "$src"
 mv "$src.new" "$src"
 make -C "$src" -j"$(nproc)" ARCH="-march=x86-64-v2 -mtune=generic" \
-    bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker gpu-tests build/gpu/bench_train_cuda \
+    bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker bin/cod gpu-tests build/gpu/bench_train_cuda \
     > "$work/build.log" 2>&1 ||
     { tail -30 "$work/build.log"; echo "bundle: build failed (see $work/build.log)" >&2; exit 1; }
 
 stage=$work/stage
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/data"
-progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/bin/cod-server" "$src/bin/cod-worker"
-       "$src/build/gpu/test_ops_cuda"
-       "$src/build/gpu/test_model_cuda" "$src/build/gpu/bench_train_cuda")
+progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/bin/cod-server" "$src/bin/cod-worker" "$src/bin/cod"
+       "$src/build/gpu/test_ops_cuda" "$src/build/gpu/test_model_cuda" "$src/build/gpu/bench_train_cuda")
 for p in "${progs[@]}"; do
     strip -o "$stage/bin/$(basename "$p")" "$p"
 done
@@ -61,7 +62,7 @@ for p in "${progs[@]}"; do ldd "$p"; done |
     awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u |
     grep -vE '/(libc|libm|libdl|librt|libpthread|libresolv|ld-linux[^/]*|libcuda)\.so' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
-cp -r var/data/gpu-bytes "$stage/data/"
+cp -r var/data/gpu-bytes var/data/default-bytes "$stage/data/"
 
 if [ "$reference" = 1 ]; then
     # The CPU half of the loss curve, run here: the GPU machine then only

@@ -28,7 +28,7 @@ SPEC
     --lease-seconds 60 --log-requests 0 2> "$t/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
-for _ in $(seq 300); do [ -s "$t/port" ] && break; sleep 0.1; done
+await "cod-server's port file" test -s "$t/port" || exit 1
 B=http://127.0.0.1:$(cat "$t/port")
 state_of() { curl -s "$B/v1/experiments/$1" | grep -o '"state":"[a-z]*"' | head -1 | cut -d'"' -f4; }
 submit() { curl -s -X POST "$B/v1/experiments" --data-binary "$(spec "$1")" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2; }

@@ -189,10 +189,18 @@ await call('get', '/v1/experiments?state=queued&model=L2-d32');
 await call('get', '/v1/experiments/' + e1);
 await call('get', '/v1/experiments/999999');
 await call('get', '/v1/experiments', { token: 'wrong' });
-r = await call('post', '/v1/sweeps', { body: { base: spec('grid'), grid: { norm: ['pre', 'lns'] } } });
+r = await call('post', '/v1/sweeps', { body: { base: spec('grid'), grid: { norm: ['pre', 'lns'], 'train.seed': [1, 2] } } });
 expect('a sweep: 201', r.status, 201);
-await call('get', '/v1/sweeps/' + r.json?.id);
+const sw = r.json?.id;
+r = await call('get', '/v1/sweeps/' + sw);
+check('a sweep with seeds: its replicate groups and their comparison',
+  r.json?.replicates === 'train.seed' && r.json?.groups?.length === 2 && r.json?.comparisons?.length === 1);
 await call('get', '/v1/sweeps/999999');
+await call('get', '/v1/sweeps/' + sw + '/series?name=layer/out_var&every=2');
+await call('get', '/v1/sweeps/' + sw + '/series');
+await call('get', '/v1/sweeps/999999/series?name=eval/ppl');
+await call('get', '/v1/sweeps/' + sw + '/report');
+await call('get', '/v1/sweeps/999999/report');
 await call('post', '/v1/sweeps', { body: { base: spec('grid'), grid: {} } });
 
 // the worker protocol

@@ -1,0 +1,95 @@
+/* A sweep's averaged series and its report (report/report.h), both built
+ * from the store's sweep views, so the report shows the API's numbers. */
+#include "api/handlers.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "report/report.h"
+
+enum MHD_Result h_sweep_series(struct req *r, int64_t id)
+{
+    enum MHD_Result ret;
+    long every;
+    const char *name = query_str(r, "name");
+    if (query_long(r, "every", 1, 1, 1L << 30, &every, &ret) != 0)
+        return ret;
+    if (!name || !*name)
+        return reply_error(r, 400, "bad_query", "name", "name is required: the metric to average");
+    json_t *o;
+    int rc = store_sweep_series(r->app->store, id, NULL, name, every, &o);
+    if (rc != ST_OK)
+        return reply_store(r, rc, "sweep");
+    return reply_json(r, 200, o);
+}
+
+/* Each group's model as its first experiment's spec says: its name, its
+ * depth (the angular series to ask for) and its step count (the thinning
+ * of its learning curve). */
+static int group_models(struct req *r, const json_t *view, json_t *info, int *max_layers, long *max_steps)
+{
+    size_t i;
+    const json_t *g;
+    json_array_foreach(json_object_get(view, "groups"), i, g) {
+        json_t *e;
+        json_int_t first = json_integer_value(json_array_get(json_object_get(g, "experiments"), 0));
+        int rc = store_get_experiment(r->app->store, first, &e);
+        if (rc != ST_OK)
+            return rc;
+        const json_t *spec = json_object_get(e, "spec");
+        json_int_t layers = json_integer_value(json_object_get(json_object_get(spec, "model"), "n_layers"));
+        json_int_t steps = json_integer_value(json_object_get(json_object_get(spec, "train"), "steps"));
+        *max_layers = layers > *max_layers ? (int)layers : *max_layers;
+        *max_steps = steps > *max_steps ? (long)steps : *max_steps;
+        rc = json_array_append_new(info, json_pack("{s:O,s:I}", "model", json_object_get(e, "model"),
+                                                   "n_layers", layers));
+        json_decref(e);
+        if (rc)
+            return ST_ERROR;
+    }
+    return ST_OK;
+}
+
+enum MHD_Result h_sweep_report(struct req *r, int64_t id)
+{
+    json_t *view, *info = json_array(), *series = json_object(), *doc = NULL, *files = NULL;
+    int rc = store_sweep(r->app->store, id, &view);
+    if (rc != ST_OK) {
+        json_decref(info);
+        json_decref(series);
+        return reply_store(r, rc, "sweep");
+    }
+    int max_layers = 0;
+    long max_steps = 0;
+    rc = info && series ? group_models(r, view, info, &max_layers, &max_steps) : ST_ERROR;
+    for (const char *const *n = report_series; rc == ST_OK && *n; n++) {
+        json_t *s;
+        rc = store_sweep_series(r->app->store, id, view, *n, report_every(*n, max_steps), &s);
+        if (rc == ST_OK)
+            json_object_set_new(series, *n, s);
+    }
+    for (int k = 1; rc == ST_OK && k <= max_layers; k++) {
+        char name[32];
+        json_t *s;
+        snprintf(name, sizeof name, "angular/n%d", k);
+        rc = store_sweep_series(r->app->store, id, view, name, 1, &s);
+        if (rc == ST_OK)
+            json_object_set_new(series, name, s);
+    }
+    char err[256];
+    if (rc == ST_OK && !(doc = json_pack("{s:O,s:O,s:O,s:O}", "sweep", view, "name",
+                                         json_object_get(view, "name"), "groups", info, "series", series)))
+        rc = ST_ERROR;
+    json_decref(view);
+    json_decref(info);
+    json_decref(series);
+    if (rc != ST_OK) {
+        json_decref(doc);
+        return reply_store(r, rc, "sweep");
+    }
+    rc = report_render(doc, &files, err, sizeof err);
+    json_decref(doc);
+    if (rc != 0)
+        return reply_error(r, 500, "internal", NULL, "%s", err);
+    return reply_json(r, 200, json_pack("{s:I,s:o}", "sweep", (json_int_t)id, "files", files));
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The sweep report end to end: a real cod-server and cod-worker train a
+# sweep with replicates (norm pre, lns × 2 and 3 layers × lr 0.003 and 1e30
+# × seeds 1, 2, 3: the lr 1e30 cells all diverge), then
+#  - the sweep view's groups and comparisons agree with its own cells
+#    (means, deviations and paired differences recomputed here), diverged
+#    runs counted and never averaged;
+#  - `cod compare --sweep` shows the groups, `cod report` writes the files;
+#  - every number in the report's CSV files equals the API's answer;
+#  - headless Chromium opens report.html from disk: Table 1 and every figure
+#    with the right number of series, nothing loaded from anywhere, and a
+#    screenshot in tests/out/report.png (tests/dashboard/report.js).
+cd "$(dirname "$0")/.." && . tests/worker_helpers.bash
+CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
+if [ -z "$CHROMIUM" ] || ! command -v node >/dev/null; then
+    echo "FAIL report: needs chromium and node (scripts/deps.sh test installs them)"; exit 1
+fi
+make_data
+start_server
+start_worker w1
+cat > "$t/base.json" <<JSON
+{"name": "rep", "model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64},
+ "data": {"train": "$t/data/train_*.bin", "val": "$t/data/train_*.bin"},
+ "train": {"steps": 30, "seq_len": 16, "batch_seqs": 4, "micro_batch": 4, "warmup": 3},
+ "eval": {"every": 10, "tokens": 1024}, "stats": {"every": 10},
+ "analysis": {"prune": true, "angular": true}, "resources": {"device": "cpu"}}
+JSON
+export COD_SERVER=$B
+sid=$(bin/cod sweep "$t/base.json" --grid train.lr=0.003,1e30 model.n_layers=2,3 norm=pre,lns train.seed=1,2,3 --json |
+    js 'j.id')
+check "a sweep of 24 cells with seeds" test "$(get "/v1/sweeps/$sid" | js 'j.cells.length + " " + j.replicates')" = "24 train.seed"
+# every cell ends (cod watch returns when its experiment does); a group
+# differs from 3 others in one key each (lr, depth, norm): 12 comparisons
+for id in $(get "/v1/sweeps/$sid" | js 'j.cells.map(c => c.experiment)'); do
+    bin/cod watch "$id" --interval 0.2 >/dev/null 2>&1
+done
+check "every cell ended" test "$(bin/cod ls --sweep "$sid" --all --json | grep -c '"state":"\(queued\|running\)"')" = 0
+
+bin/cod compare --sweep "$sid" > "$t/compare.txt"
+check "cod compare --sweep: the replicate groups, diverged runs apart" \
+    grep -qE '^ +[0-9]+ +0\.003 +3 +lns +3 +0 +0 +[0-9.]+ ± [0-9.]+' "$t/compare.txt"
+check "cod compare --sweep: the 1e30 groups: 3 diverged, nothing averaged" \
+    test "$(grep -cE '^ +[0-9]+ +1e\+30 +[23] +(pre|lns) +0 +3 +0 +- ' "$t/compare.txt")" = 4
+check "cod compare --sweep: paired comparisons with a reading" \
+    grep -qE 'norm=pre .* norm=lns .* 3 .* (within seed noise|A lower|B lower)$' "$t/compare.txt"
+check "cod compare: the norm once (NORM), not again as a grid column" \
+    bash -c "head -1 '$t/compare.txt' | grep -q NORM && ! head -1 '$t/compare.txt' | grep -qw norm"
+bin/cod compare --sweep "$sid" --json > "$t/compare.json"
+check "cod compare --sweep --json: groups, comparisons and the averaged layers" \
+    test "$(js 'j.groups.length + " " + j.comparisons.length + " " + j.layers.groups.length' < "$t/compare.json")" = "8 12 8"
+
+bin/cod report 2>/dev/null; rc=$?
+check "cod report without --sweep: usage (exit 2)" test "$rc" = 2
+bin/cod report --sweep 999 --out "$t/none" 2>/dev/null; rc=$?
+check "cod report of no such sweep: refused (exit 1), nothing written" bash -c "[ $rc = 1 ] && [ ! -e '$t/none' ]"
+bin/cod report --sweep "$sid" --out "$t/report" > "$t/files.txt"
+check "cod report writes report.html and the CSV files" test "$(ls "$t/report" | tr '\n' ' ')" = \
+    "angular.csv cells.csv comparisons.csv curves.csv depth_summary.csv grad_norm.csv out_var.csv prune.csv report.html table1.csv "
+code=$(req GET "/v1/sweeps/$sid/series")
+check "GET /v1/sweeps/ID/series without a name: 400 naming it" bash -c "[ $code = 400 ] && grep -q '\"field\":\"name\"' '$t/body'"
+
+mkdir -p tests/out
+rm -f tests/out/report.png
+REPORT_API="$B" REPORT_SWEEP="$sid" REPORT_DIR="$t/report" REPORT_SHOT=tests/out/report.png \
+REPORT_PROFILE="$t/profile" CHROMIUM="$CHROMIUM" timeout 120 node tests/dashboard/report.js ||
+    echo "FAIL the report checks did not finish"
