@@ -364,7 +364,7 @@ function sweepTable(sw) {
       if (best && g !== best && tie(g, best)) parts.push(el('span', { class: 'tie', title: 'within seed noise of the best' }, ' ≈'));
       if (g.diverged) parts.push(el('span', { class: 'diverged' }, ` ${g.diverged} diverged`));
       // a single run keeps its state tag; replicates show what is not done yet
-      if (runs.length === 1) parts.push(stateTag(runs[0].state));
+      if (runs.length === 1) parts.push(' ', stateTag(runs[0].state));
       else if (g.unfinished) parts.push(el('span', { class: 'n' }, ` ${g.unfinished} to go`));
       const td = el('td', {
         class: 'cell' + (g === best ? ' best' : ''), 'data-group': g.group,

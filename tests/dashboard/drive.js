@@ -130,7 +130,7 @@ async function main() {
   const cells = await evaluate(`document.querySelectorAll('#sweeps td.cell').length`);
   check('the sweep grid has a cell per experiment of the sweep', cells === 2, cells + ' cells');
   check('the sweep grid shows final eval/ppl', await evaluate(
-    `[...document.querySelectorAll('#sweeps td.cell')].every((td) => /^\\d+(\\.\\d+)?\\b/.test(td.textContent))`),
+    `[...document.querySelectorAll('#sweeps td.cell')].every((td) => /^\\d+(\\.\\d+)?(?![\\d.])/.test(td.textContent))`),
   await evaluate(`document.getElementById('sweeps').textContent`));
 
   // One click on Report: the sweep's report in a new tab, its figures drawn.
