@@ -92,6 +92,38 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
     return ret;
 }
 
+/* The lease answer: its fields, then the stored spec spliced in as it is. */
+static enum MHD_Result reply_lease(struct req *r, struct lease *l)
+{
+    json_t *fields = json_pack("{s:I,s:I,s:i,s:f,s:i,s:i}", "run", (json_int_t)l->run,
+                               "experiment", (json_int_t)l->experiment, "attempt", l->attempt,
+                               "lease_seconds", l->lease_s, "rank", l->rank, "world_size",
+                               l->world_size);
+    char *head = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
+    json_decref(fields);
+    static const char key[] = ",\"spec\":";
+    size_t hl = head ? strlen(head) : 0, sl = strlen(l->spec);
+    char *text = hl >= 2 ? malloc(hl - 1 + sizeof key - 1 + sl + 2) : NULL;
+    if (!text) {
+        free(head);
+        lease_free(l);
+        return reply_error(r, 500, "internal", NULL, "out of memory");
+    }
+    size_t n = hl - 1; /* without the closing brace */
+    memcpy(text, head, n);
+    memcpy(text + n, key, sizeof key - 1);
+    n += sizeof key - 1;
+    memcpy(text + n, l->spec, sl);
+    n += sl;
+    text[n++] = '}';
+    text[n++] = '\n';
+    free(head);
+    lease_free(l);
+    enum MHD_Result ret = reply_text(r, 200, "application/json", text, n);
+    free(text);
+    return ret;
+}
+
 enum MHD_Result h_lease(struct req *r, int64_t worker)
 {
     enum MHD_Result ret;
@@ -116,7 +148,7 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
             wait = r->app->long_poll_max_s;
         r->poll_deadline = store_now() + wait;
     }
-    json_t *lease;
+    struct lease lease;
     int formed;
     struct lease_policy p = {r->app->lease_s, r->poll_deadline, r->app->rendezvous_s};
     int rc = store_lease(r->app->store, worker, &p, &lease, &formed);
@@ -124,8 +156,8 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
         return reply_store(r, rc, "worker");
     if (formed) /* the gang's other ranks are parked: tell them now */
         longpoll_wake(r->app);
-    if (lease)
-        return reply_json(r, 200, lease);
+    if (lease.spec)
+        return reply_lease(r, &lease);
     if (!r->app->stopping && store_now() < r->poll_deadline)
         return longpoll_park(r);
     return reply_empty(r, 204);

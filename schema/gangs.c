@@ -14,8 +14,8 @@ static const char q_waiting[] =
     "SELECT w.id, w.host FROM workers w"
     " WHERE w.device = 'cuda' AND w.removed IS NULL AND w.stopped IS NULL"
     " AND w.waiting_until >= ?1"
-    " AND w.capacity > (SELECT count(*) FROM run_members m JOIN runs r ON r.id = m.run_id"
-    "  WHERE m.worker_id = w.id AND r.state = 'active')"
+    " AND w.capacity > (SELECT count(*) FROM run_members m"
+    "  WHERE m.worker_id = w.id AND m.active = 1)"
     " ORDER BY w.host, w.id";
 static const char q_live_cuda[] =
     "SELECT count(*) FROM workers WHERE device = 'cuda' AND removed IS NULL"

@@ -28,14 +28,13 @@ static const char q_worker[] =
     " AND stopped IS NULL";
 /* the runs the worker holds: on a cuda worker, a GPU each */
 static const char q_worker_used[] =
-    "SELECT count(*) FROM run_members m JOIN runs r ON r.id = m.run_id"
-    " WHERE m.worker_id = ?1 AND r.state = 'active'";
+    "SELECT count(*) FROM run_members WHERE worker_id = ?1 AND active = 1";
 /* a rank of a gang formed while the worker was parked, not yet answered */
 static const char q_untold[] =
     "SELECT m.run_id, m.rank, r.world_size, r.experiment_id, e.attempts, e.spec"
     " FROM run_members m JOIN runs r ON r.id = m.run_id"
     " JOIN experiments e ON e.id = r.experiment_id"
-    " WHERE m.worker_id = ?1 AND m.told = 0 AND r.state = 'active' ORDER BY m.run_id LIMIT 1";
+    " WHERE m.worker_id = ?1 AND m.active = 1 AND m.told = 0 ORDER BY m.run_id LIMIT 1";
 static const char q_tell[] =
     "UPDATE run_members SET told = 1 WHERE run_id = ?1 AND rank = ?2";
 /* the head of the worker's queue; a CPU worker never takes a gang */
@@ -98,14 +97,21 @@ static const char q_requeue[] =
 static const char q_bump_counter[] =
     "UPDATE counters SET value = value + ?2 WHERE name = ?1";
 
-/* The lease answer of a run's rank. */
-static json_t *lease_answer(int64_t run, int64_t exp, int attempts, double lease_s,
-                            const char *spec_text, int rank, int world)
+void lease_free(struct lease *l)
 {
-    json_t *spec = json_loads(spec_text, 0, NULL);
-    return json_pack("{s:I,s:I,s:i,s:f,s:o,s:i,s:i}", "run", (json_int_t)run, "experiment",
-                     (json_int_t)exp, "attempt", attempts + 1, "lease_seconds", lease_s, "spec",
-                     spec ? spec : json_null(), "rank", rank, "world_size", world);
+    free(l->spec);
+    l->spec = NULL;
+}
+
+/* The lease of a run's rank; -1 when out of memory. */
+static int lease_answer(int64_t run, int64_t exp, int attempts, double lease_s,
+                        const char *spec_text, int rank, int world, struct lease *out)
+{
+    char *spec = strdup(spec_text ? spec_text : "null");
+    if (!spec)
+        return -1;
+    *out = (struct lease){run, exp, attempts + 1, rank, world, lease_s, spec};
+    return 0;
 }
 
 /* One worker takes experiment exp alone (rank 0 of 1). */
@@ -137,7 +143,8 @@ static int start_experiment(struct conn *c, int64_t exp, int64_t run, double now
 }
 
 /* The worker's rank of a gang formed for it while it waited: answered once. */
-static int take_untold(struct conn *c, int64_t worker, double now, double lease_s, json_t **out)
+static int take_untold(struct conn *c, int64_t worker, double now, double lease_s,
+                       struct lease *out)
 {
     sqlite3_stmt *s = db_stmt(c, q_untold);
     if (!s)
@@ -151,27 +158,29 @@ static int take_untold(struct conn *c, int64_t worker, double now, double lease_
     int64_t run = sqlite3_column_int64(s, 0), exp = sqlite3_column_int64(s, 3);
     int rank = sqlite3_column_int(s, 1), world = sqlite3_column_int(s, 2),
         attempts = sqlite3_column_int(s, 4);
-    json_t *answer = lease_answer(run, exp, attempts, lease_s,
-                                  (const char *)sqlite3_column_text(s, 5), rank, world);
-    if (!answer || !(s = db_stmt(c, q_tell))) {
-        json_decref(answer);
+    struct lease answer;
+    if (lease_answer(run, exp, attempts, lease_s, (const char *)sqlite3_column_text(s, 5), rank,
+                     world, &answer) != 0)
+        return -1;
+    if (!(s = db_stmt(c, q_tell))) {
+        lease_free(&answer);
         return -1;
     }
     sqlite3_bind_int64(s, 1, run);
     sqlite3_bind_int(s, 2, rank);
     if (db_exec(c, s) != 0 || db_extend_member(c, run, rank, now + lease_s) != 0 ||
         db_not_waiting(c, worker) != 0) {
-        json_decref(answer);
+        lease_free(&answer);
         return -1;
     }
     *out = answer;
     return 0;
 }
 
-int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, json_t **out,
+int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
                 int *formed)
 {
-    *out = NULL;
+    *out = (struct lease){0};
     *formed = 0;
     if (db_begin(st) != 0)
         return ST_ERROR;
@@ -193,7 +202,7 @@ int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, 
     sqlite3_bind_double(s, 3, now - stale);
     if (db_exec(c, s) != 0 || take_untold(c, worker, now, p->lease_s, out) != 0)
         return db_end(st, ST_ERROR);
-    if (*out)
+    if (out->spec)
         return db_end(st, ST_OK);
     if (!(s = db_stmt(c, q_worker_used)))
         return db_end(st, ST_ERROR);
@@ -235,8 +244,7 @@ int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, 
             *formed = 1;
             rc = db_end(st, ST_OK);
             if (rc != ST_OK) {
-                json_decref(*out);
-                *out = NULL;
+                lease_free(out);
                 *formed = 0;
             }
             return rc;
@@ -253,20 +261,20 @@ int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, 
         exp = sqlite3_column_int64(s, 0);
     }
     int attempts = sqlite3_column_int(s, 1);
-    json_t *answer = lease_answer(0, exp, attempts, p->lease_s,
-                                  (const char *)sqlite3_column_text(s, 2), 0, 1);
-    int64_t run;
-    if (!answer || lease_alone(c, worker, exp, now, p->lease_s, &run) != 0 ||
-        start_experiment(c, exp, run, now) != 0 || db_not_waiting(c, worker) != 0) {
-        json_decref(answer);
+    struct lease answer;
+    if (lease_answer(0, exp, attempts, p->lease_s, (const char *)sqlite3_column_text(s, 2), 0, 1,
+                     &answer) != 0)
+        return db_end(st, ST_ERROR);
+    if (lease_alone(c, worker, exp, now, p->lease_s, &answer.run) != 0 ||
+        start_experiment(c, exp, answer.run, now) != 0 || db_not_waiting(c, worker) != 0) {
+        lease_free(&answer);
         return db_end(st, ST_ERROR);
     }
-    json_object_set_new(answer, "run", json_integer(run));
     rc = db_end(st, ST_OK);
     if (rc == ST_OK)
         *out = answer;
     else
-        json_decref(answer);
+        lease_free(&answer);
     return rc;
 }
 

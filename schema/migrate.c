@@ -17,7 +17,11 @@ static const char gangs_v3[] =
 #include "build/gen/gangs_sql.inc"
     ;
 
-static const char *const migrations[] = {schema_v1, worker_states_v2, gangs_v3};
+static const char active_members_v4[] =
+#include "build/gen/active_members_sql.inc"
+    ;
+
+static const char *const migrations[] = {schema_v1, worker_states_v2, gangs_v3, active_members_v4};
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 static int user_version(sqlite3 *db, int *v)

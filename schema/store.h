@@ -89,12 +89,21 @@ struct lease_policy {
                              waiting, a candidate for a gang, until then */
     double rendezvous_s;  /* how long a new gang has to meet */
 };
+/* A lease granted to one rank. The spec is the experiment's as stored
+ * (JSON text, written by the server itself), for the answer to embed as
+ * it is: parsing it only to print it again was a fifth of a lease's cost. */
+struct lease {
+    int64_t run, experiment;
+    int attempt, rank, world_size;
+    double lease_s;
+    char *spec;           /* NULL: no lease */
+};
+void lease_free(struct lease *l);
 /* Claims the best queued experiment the worker can run (priority, then
- * FIFO; leases.c says how gangs are formed and held). *out is the lease
- * ({run, experiment, attempt, lease_seconds, spec, rank, world_size}), or
- * NULL when there is none yet; *formed says a gang was just formed, whose
+ * FIFO; leases.c says how gangs are formed and held). out->spec is NULL
+ * when there is none yet; *formed says a gang was just formed, whose
  * other ranks are waiting to be told. */
-int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, json_t **out,
+int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
                 int *formed);
 /* A rank's heartbeat: extends its lease (a gang's run lasts while every
  * rank's does); ST_INVALID for a rank the run does not have. The extension

@@ -16,14 +16,14 @@ static const char q_worker_stop[] =
     "UPDATE workers SET stopped = ?2 WHERE id = ?1 AND removed IS NULL";
 static const char q_worker_gone[] =
     "SELECT w.last_seen, w.stopped IS NOT NULL, (SELECT count(*) FROM run_members m"
-    " JOIN runs r ON r.id = m.run_id WHERE m.worker_id = w.id AND r.state = 'active')"
+    " WHERE m.worker_id = w.id AND m.active = 1)"
     " FROM workers w WHERE w.id = ?1 AND w.removed IS NULL";
 static const char q_worker_remove[] =
     "UPDATE workers SET removed = ?2 WHERE id = ?1";
 static const char q_workers[] =
     "SELECT w.id, w.name, w.device, w.capacity, w.registered, w.last_seen,"
     " (SELECT group_concat(r.experiment_id) FROM run_members m JOIN runs r ON r.id = m.run_id"
-    "  WHERE m.worker_id = w.id AND r.state = 'active'), w.stopped IS NOT NULL, w.host,"
+    "  WHERE m.worker_id = w.id AND m.active = 1), w.stopped IS NOT NULL, w.host,"
     " w.waiting_until"
     " FROM workers w WHERE w.removed IS NULL ORDER BY w.id";
 

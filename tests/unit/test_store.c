@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "schema/store.h"
 #include "tests/check.h"
 
@@ -44,11 +46,22 @@ static int64_t lease_exp(json_t *l, const char *key)
     return l ? (int64_t)json_integer_value(json_object_get(l, key)) : 0;
 }
 
+/* The lease's numbers as an object, NULL for none; its spec must be
+ * the experiment's as submitted. */
 static int lease(struct store *st, int64_t worker, double lease_s, json_t **out)
 {
     struct lease_policy p = {lease_s, store_now() + 30, 600};
     int formed;
-    return store_lease(st, worker, &p, out, &formed);
+    struct lease l;
+    int rc = store_lease(st, worker, &p, &l, &formed);
+    *out = NULL;
+    if (l.spec) {
+        CHECK(!strcmp(l.spec, "{\"name\":\"t\"}"), "the lease carries the stored spec: %s", l.spec);
+        *out = json_pack("{s:I,s:I,s:i}", "run", (json_int_t)l.run, "experiment",
+                         (json_int_t)l.experiment, "attempt", l.attempt);
+        lease_free(&l);
+    }
+    return rc;
 }
 
 static int finish(struct store *st, int64_t run, const char *outcome, const char *reason,
@@ -67,6 +80,80 @@ static void migrations_are_idempotent(void)
     CHECK(st != NULL, "reopen applies nothing twice");
     char v[64] = "";
     CHECK(st && store_integrity(st, v, sizeof v) == 0 && !strcmp(v, "ok"), "integrity %s", v);
+    store_close(st);
+}
+
+static int sql(const char *path, const char *text)
+{
+    sqlite3 *db;
+    int rc = sqlite3_open(path, &db) == SQLITE_OK &&
+             sqlite3_exec(db, text, NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(db);
+    return rc;
+}
+
+/* The runs' members as "run:active" pairs, in run order. */
+static void members(const char *path, char *buf, size_t n)
+{
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    buf[0] = 0;
+    if (sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT run_id, active FROM run_members ORDER BY run_id", -1, &s,
+                           NULL) == SQLITE_OK) {
+        while (sqlite3_step(s) == SQLITE_ROW)
+            snprintf(buf + strlen(buf), n - strlen(buf), "%d:%d ", sqlite3_column_int(s, 0),
+                     sqlite3_column_int(s, 1));
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+}
+
+/* Migration 4 on a database of version 3, whose members carry no active
+ * flag: the members of runs that ended are marked so and those of running
+ * ones are not; from then on the trigger keeps the flag, and a worker's
+ * capacity counts only the runs it holds. */
+static void migration_marks_held_runs(void)
+{
+    char path[128], got[128];
+    snprintf(path, sizeof path, "%s/m4.db", dir);
+    struct store *st = open_fresh("m4.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    int64_t a, b, c, w;
+    int rep;
+    json_t *l;
+    CHECK(store_create_experiment(st, &e, NULL, &a, &rep) == ST_OK &&
+              store_create_experiment(st, &e, NULL, &b, &rep) == ST_OK &&
+              store_create_experiment(st, &e, NULL, &c, &rep) == ST_OK &&
+              store_register_worker(st, "w", "cpu", 1, "h", &w) == ST_OK,
+          "three queued, a worker of capacity 1");
+    lease(st, w, 60, &l);
+    int64_t first = lease_exp(l, "run");
+    json_decref(l);
+    CHECK(finish(st, first, "failed", "x", 0, NULL) == ST_OK, "the first run ends");
+    lease(st, w, 60, &l);
+    int64_t second = lease_exp(l, "run");
+    json_decref(l);
+    store_close(st);
+    CHECK(sql(path, "DROP TRIGGER run_members_ended; DROP INDEX run_members_held;"
+                    " DROP INDEX run_members_untold; ALTER TABLE run_members DROP COLUMN active;"
+                    " CREATE INDEX run_members_worker ON run_members (worker_id);"
+                    " PRAGMA user_version = 3;"),
+          "the database taken back to version 3");
+    st = open_fresh("m4.db");
+    CHECK(st != NULL, "migration 4 applies");
+    char want[64];
+    members(path, got, sizeof got);
+    snprintf(want, sizeof want, "%lld:0 %lld:1 ", (long long)first, (long long)second);
+    CHECK(!strcmp(got, want), "the ended run's member inactive, the running one's active: %s", got);
+    CHECK(lease(st, w, 60, &l) == ST_OK && !l, "the worker is full: it holds the second run");
+    CHECK(finish(st, second, "failed", "x", 0, NULL) == ST_OK, "the second run ends");
+    members(path, got, sizeof got);
+    snprintf(want, sizeof want, "%lld:0 %lld:0 ", (long long)first, (long long)second);
+    CHECK(!strcmp(got, want), "the trigger marks the ended run's member: %s", got);
+    CHECK(lease(st, w, 60, &l) == ST_OK && lease_exp(l, "experiment") == c,
+          "the freed slot takes the third experiment");
+    json_decref(l);
     store_close(st);
 }
 
@@ -313,6 +400,7 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     RUN(migrations_are_idempotent);
+    RUN(migration_marks_held_runs);
     RUN(priority_then_fifo_and_resources);
     RUN(idempotency_key);
     RUN(lapse_requeues_then_fails);

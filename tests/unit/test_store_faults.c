@@ -176,15 +176,15 @@ static void a_commit_torn_midway(void)
 {
     struct store *st = open_at("torn.db");
     int64_t exp, worker, run = 0;
-    json_t *lease = NULL;
+    struct lease lease = {0};
     struct lease_policy p = {600, store_now(), 600};
     int formed;
     CHECK(st && create(st, "torn", &exp) == ST_OK &&
               store_register_worker(st, "w", "cpu", 1, "h", &worker) == ST_OK &&
-              store_lease(st, worker, &p, &lease, &formed) == ST_OK && lease,
+              store_lease(st, worker, &p, &lease, &formed) == ST_OK && lease.spec,
           "a leased run");
-    run = lease ? (int64_t)json_integer_value(json_object_get(lease, "run")) : 0;
-    json_decref(lease);
+    run = lease.run;
+    lease_free(&lease);
     static struct metric_point early[10], batch[BATCH];
     for (int i = 0; i < 10; i++)
         early[i] = (struct metric_point){"train/loss", i + 1, -1, 5.0 - i * 0.1, 0};
