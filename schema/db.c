@@ -140,8 +140,10 @@ int store_open(const char *path, int readers, struct store **out, char *err, siz
     if (conn_open(&st->writer, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &st->outage, err,
                   errlen) != 0)
         goto fail;
-    char *msg = NULL;
-    if (sqlite3_exec(st->writer.db, "PRAGMA journal_mode = WAL", NULL, NULL, &msg) != SQLITE_OK) {
+    char *msg = NULL, wal[96];
+    snprintf(wal, sizeof wal, "PRAGMA journal_mode = WAL; PRAGMA journal_size_limit = %lld",
+             STORE_WAL_LIMIT_BYTES);
+    if (sqlite3_exec(st->writer.db, wal, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf(err, errlen, "%s: WAL: %s", path, msg ? msg : "?");
         sqlite3_free(msg);
         goto fail;

@@ -29,6 +29,12 @@ enum store_rc {
 
 struct store;
 
+/* The WAL grows while a long read (a report, a backup) holds its
+ * snapshot; once it is folded back, the file is cut to this size so that
+ * one burst does not keep its size on disk for as long as the server runs.
+ * Above the ~4 MiB the WAL reaches between checkpoints. */
+#define STORE_WAL_LIMIT_BYTES (16LL << 20)
+
 /* Opens (creating if needed) the database, applies migrations, starts WAL. */
 int store_open(const char *path, int readers, struct store **out, char *err, size_t errlen);
 void store_close(struct store *st);

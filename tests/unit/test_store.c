@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -154,6 +155,67 @@ static void migration_marks_held_runs(void)
     CHECK(lease(st, w, 60, &l) == ST_OK && lease_exp(l, "experiment") == c,
           "the freed slot takes the third experiment");
     json_decref(l);
+    store_close(st);
+}
+
+static long long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* A long read (a report, a backup) while the points keep coming: the WAL
+ * grows for as long as the reader holds its snapshot, as it must, but once
+ * the reader is gone and the WAL is folded back, the file goes back under
+ * the store's limit instead of keeping the size of the largest burst on
+ * disk for as long as the server runs. */
+static void wal_shrinks_after_a_long_read(void)
+{
+    char path[128], wal[140];
+    snprintf(path, sizeof path, "%s/wal.db", dir);
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct store *st = open_fresh("wal.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    int64_t id, w;
+    int rep;
+    json_t *l;
+    CHECK(st && store_create_experiment(st, &e, NULL, &id, &rep) == ST_OK &&
+              store_register_worker(st, "w", "cpu", 1, "h", &w) == ST_OK &&
+              lease(st, w, 600, &l) == ST_OK && l,
+          "a leased run");
+    int64_t run = lease_exp(l, "run");
+    json_decref(l);
+    sqlite3 *reader;
+    CHECK(sqlite3_open(path, &reader) == SQLITE_OK &&
+              sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM metrics;", NULL, NULL, NULL) ==
+                  SQLITE_OK,
+          "an outside reader holds a snapshot");
+    enum { BATCH = 5000 };
+    static struct metric_point pts[BATCH];
+    long step = 0;
+    long long limit = STORE_WAL_LIMIT_BYTES;
+    while (file_size(wal) <= 2 * limit && step < 10000000) {
+        for (int i = 0; i < BATCH; i++)
+            pts[i] = (struct metric_point){"train/loss", ++step, -1, 1.0 / (double)step, 0};
+        if (store_report(st, run, pts, BATCH, NULL, 0) != ST_OK)
+            break;
+    }
+    long long grown = file_size(wal);
+    CHECK(grown > 2 * limit, "the WAL grows while the reader holds it: %lld bytes, %ld points",
+          grown, step);
+    sqlite3_exec(reader, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(reader);
+    /* the next commits fold the WAL back and start it again from the top */
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < BATCH; i++)
+            pts[i] = (struct metric_point){"train/loss", ++step, -1, 1.0 / (double)step, 0};
+        store_report(st, run, pts, BATCH, NULL, 0);
+    }
+    long long after = file_size(wal);
+    CHECK(after >= 0 && after <= limit, "the WAL back under %lld bytes: %lld", limit, after);
+    json_t *m;
+    CHECK(store_metrics(st, id, "train/loss", 0, 1, 1, &m) == ST_OK, "the points read back");
+    json_decref(m);
     store_close(st);
 }
 
@@ -401,6 +463,7 @@ int main(void)
         return 1;
     RUN(migrations_are_idempotent);
     RUN(migration_marks_held_runs);
+    RUN(wal_shrinks_after_a_long_read);
     RUN(priority_then_fifo_and_resources);
     RUN(idempotency_key);
     RUN(lapse_requeues_then_fails);
