@@ -32,12 +32,20 @@ void prom_observe(struct http_stats *h, const char *route, int status, double se
     }
     if (i < h->n_series)
         h->series[i].n++;
-    int b = 0;
-    while (b < PROM_BUCKETS && seconds > bounds[b])
-        b++;
-    h->bucket[b]++;
-    h->sum += seconds;
-    h->count++;
+    int r;
+    for (r = 0; r < h->n_hist; r++)
+        if (h->hist[r].route == route)
+            break;
+    if (r == h->n_hist && h->n_hist < PROM_MAX_ROUTES)
+        h->hist[h->n_hist++].route = route;
+    if (r < h->n_hist) {
+        int b = 0;
+        while (b < PROM_BUCKETS && seconds > bounds[b])
+            b++;
+        h->hist[r].bucket[b]++;
+        h->hist[r].sum += seconds;
+        h->hist[r].count++;
+    }
     pthread_mutex_unlock(&h->lock);
 }
 
@@ -158,17 +166,26 @@ char *prom_render(struct http_stats *h, json_t *stats)
         put_label(&b, h->series[k].route);
         put(&b, "\",status=\"%d\"} %llu\n", h->series[k].status, h->series[k].n);
     }
-    put(&b, "# HELP cod_http_request_duration_seconds Time from request to response.\n"
+    put(&b, "# HELP cod_http_request_duration_seconds Time from a request's headers read to its"
+            " answer sent, by route.\n"
             "# TYPE cod_http_request_duration_seconds histogram\n");
-    unsigned long long cum = 0;
-    for (int k = 0; k < PROM_BUCKETS; k++) {
-        cum += h->bucket[k];
-        put(&b, "cod_http_request_duration_seconds_bucket{le=\"%g\"} %llu\n", bounds[k], cum);
+    for (int r = 0; r < h->n_hist; r++) {
+        unsigned long long cum = 0;
+        for (int k = 0; k <= PROM_BUCKETS; k++) {
+            cum += h->hist[r].bucket[k];
+            put(&b, "cod_http_request_duration_seconds_bucket{route=\"");
+            put_label(&b, h->hist[r].route);
+            if (k < PROM_BUCKETS)
+                put(&b, "\",le=\"%g\"} %llu\n", bounds[k], cum);
+            else
+                put(&b, "\",le=\"+Inf\"} %llu\n", cum);
+        }
+        put(&b, "cod_http_request_duration_seconds_sum{route=\"");
+        put_label(&b, h->hist[r].route);
+        put(&b, "\"} %.9g\ncod_http_request_duration_seconds_count{route=\"", h->hist[r].sum);
+        put_label(&b, h->hist[r].route);
+        put(&b, "\"} %llu\n", h->hist[r].count);
     }
-    cum += h->bucket[PROM_BUCKETS];
-    put(&b, "cod_http_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n", cum);
-    put(&b, "cod_http_request_duration_seconds_sum %.9g\ncod_http_request_duration_seconds_count %llu\n",
-        h->sum, h->count);
     pthread_mutex_unlock(&h->lock);
     if (b.oom) {
         free(b.p);

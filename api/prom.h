@@ -1,5 +1,6 @@
 /* GET /metrics: Prometheus text exposition 0.0.4, and the HTTP counters
- * (requests by route and status, a latency histogram) it reports. */
+ * (requests by route and status, a latency histogram per route) it
+ * reports. */
 #ifndef COD_PROM_H
 #define COD_PROM_H
 
@@ -9,6 +10,7 @@
 
 #define PROM_BUCKETS 12
 #define PROM_MAX_SERIES 256
+#define PROM_MAX_ROUTES 64
 
 struct http_stats {
     pthread_mutex_t lock;
@@ -18,9 +20,15 @@ struct http_stats {
         unsigned long long n;
     } series[PROM_MAX_SERIES];
     int n_series;
-    unsigned long long bucket[PROM_BUCKETS + 1];  /* last: +Inf */
-    double sum;
-    unsigned long long count;
+    /* per route: a worker's heartbeats and a dashboard's reads have
+     * different latencies, which one histogram would blend */
+    struct {
+        const char *route;
+        unsigned long long bucket[PROM_BUCKETS + 1];  /* last: +Inf */
+        double sum;
+        unsigned long long count;
+    } hist[PROM_MAX_ROUTES];
+    int n_hist;
 };
 
 void prom_init(struct http_stats *h);

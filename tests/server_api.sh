@@ -109,7 +109,11 @@ check "/metrics: workers by state" grep -q '^cod_workers{state="busy"} 1' "$t/bo
 check "/metrics: running loss labelled" grep -q "^cod_train_loss{experiment=\"$e2\",model=\"L2-d32\",norm=\"pre\"} 4.5" "$t/body"
 check "/metrics: running tokens/s" grep -q "^cod_train_tokens_per_s{experiment=\"$e2\"" "$t/body"
 check "/metrics: requests by route and status" grep -q '^cod_http_requests_total{route="/v1/experiments",status="201"}' "$t/body"
-check "/metrics: latency histogram" grep -q '^cod_http_request_duration_seconds_bucket{le="+Inf"}' "$t/body"
+n_exp=$(awk '/^cod_http_requests_total\{route="\/v1\/experiments",/ {s += $2} END {print s + 0}' "$t/body")
+check "/metrics: a latency histogram per route, that route's requests in it ($n_exp)" \
+    grep -q "^cod_http_request_duration_seconds_bucket{route=\"/v1/experiments\",le=\"+Inf\"} $n_exp\$" "$t/body"
+check "/metrics: the heartbeats' histogram apart" \
+    grep -q '^cod_http_request_duration_seconds_count{route="/v1/runs/{id}/heartbeat"} [1-9]' "$t/body"
 is "/metrics needs the token" "$(req GET /metrics)" 401
 req GET /v1/workers "" "${C[@]}" >/dev/null
 check "workers: device, state, experiment" bash -c "grep -q '\"device\":\"cpu\"' '$t/body' && grep -q '\"state\":\"busy\"' '$t/body' && grep -q '\"experiments\":\[$e2\]' '$t/body' && grep -q heartbeat_age_s '$t/body'"
