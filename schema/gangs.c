@@ -26,8 +26,10 @@ static const char q_insert_gang_run[] =
 static const char q_insert_member[] =
     "INSERT INTO run_members (run_id, rank, worker_id, lease_expires, told)"
     " VALUES (?1, ?2, ?3, ?4, ?5)";
+/* written only when it changes: a worker that was not parked (every CPU
+ * worker) costs its lease no row rewrite */
 static const char q_not_waiting[] =
-    "UPDATE workers SET waiting_until = 0 WHERE id = ?1";
+    "UPDATE workers SET waiting_until = 0 WHERE id = ?1 AND waiting_until <> 0";
 static const char q_member[] =
     "SELECT worker_id FROM run_members WHERE run_id = ?1 AND rank = ?2";
 static const char q_member_lease[] =

@@ -9,16 +9,21 @@
 # COD names the CLI (default bin/cod); COD_TOKEN as for it. POLL: seconds
 # between looks at the sweep (default 30). DEADLINE: seconds after which it
 # stops waiting and reports what has ended (the rest counted unfinished),
-# for a machine lent for a fixed time.
+# for a machine lent for a fixed time. GRID (words of --grid) and OUT (the
+# report's folder) run a follow-up on the same base instead, as its own
+# sweep: GRID="train.seed=1,2,3 norm=pre,lns model.n_layers=24 train.steps=3200"
+# OUT=studies/depth/cpu-3200 is the longer training of bench/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-}
 [ "$target" = cpu ] || [ "$target" = gpu ] || { echo "usage: studies/depth/run.sh cpu|gpu" >&2; exit 2; }
 COD=${COD:-bin/cod}
 base=studies/depth/base-$target.json
-out=studies/depth/$target
+out=${OUT:-studies/depth/$target}
 # Seeds outermost: the grid runs one replicate of every cell before the next.
 grid=(train.seed=1,2,3 norm=pre,lns,post,mixln model.n_layers=6,12,24,48)
+# shellcheck disable=SC2206 # GRID: words, as on a command line
+[ -z "${GRID:-}" ] || grid=($GRID)
 # A changed base or grid is another sweep, not a replay of the first.
 key=depth-$target-$( (cat "$base"; echo "${grid[*]}") | sha256sum | cut -c1-16)
 sid=$("$COD" sweep "$base" --grid "${grid[@]}" --idempotency-key "$key" --json |
