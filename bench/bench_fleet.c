@@ -11,7 +11,9 @@
  * next; workers start spread over one heartbeat period. A dashboard
  * every DASH_S (default 3) seconds reads the experiment list, one running
  * experiment and its loss curve. For SECONDS the simulator prints requests/s
- * and p50/p99/p999 latency per endpoint, the leases lost (a 409 to a worker
+ * and p50/p99/p999 latency per endpoint (from a request's write to its
+ * answer's arrival in the socket; and the p99 as this loop saw it), the
+ * leases lost (a 409 to a worker
  * that beat on time), the server's commits and fsyncs per second
  * (/metrics), and at the end checks every finished experiment's curve
  * against what its worker sent: points missing or different. SPEC_FILE is
@@ -25,6 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
 
 #include "bench/loadgen.h"
 
@@ -41,12 +46,16 @@ struct lat {
     long n, cap;
 };
 
-static struct lat lat[N_EP];
+/* Two clocks of each answer: from the request's write to the answer's
+ * arrival in the socket (the kernel's receive timestamp, SO_TIMESTAMPNS):
+ * what a worker of its own would wait; and to when this one loop got round
+ * to it: that plus the simulator's own lag, which a real fleet of separate
+ * machines does not have. */
+static struct lat lat[N_EP], seen_lat[N_EP];
 static int measuring;
 
-static void lat_add(enum ep e, double s)
+static void lat_push(struct lat *l, enum ep e, double s)
 {
-    struct lat *l = &lat[e];
     if (!measuring && e != E_CHECK)
         return;
     if (l->n == l->cap) {
@@ -59,6 +68,18 @@ static void lat_add(enum ep e, double s)
         l->v = p;
     }
     l->v[l->n++] = s;
+}
+
+static void lat_add(enum ep e, double s)
+{
+    lat_push(&lat[e], e, s);
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* A run's points as its worker sent them: train/loss at steps 1..last
@@ -83,7 +104,8 @@ struct conn {
     long run, exp;
     long sent_idx;    /* its run in runs[] */
     int beat, step;
-    double run_started, run_len, next_at, sent_at, beat_due;
+    double run_started, run_len, next_at, beat_due;
+    double sent_at, arrived; /* wall clock: the request's write, the answer's last arrival */
     enum phase phase;
     enum ep pending;
     int dash_stage;
@@ -176,8 +198,18 @@ static void send_req(struct conn *c, enum ep e, const char *method, const char *
     c->in_len = 0;
     c->pending = e;
     c->busy = 1;
-    c->sent_at = now();
-    struct epoll_event ev = {.events = EPOLLOUT | EPOLLIN, .data.ptr = c};
+    c->arrived = 0;
+    /* written now, not at the next turn of the loop, so that the clock
+     * starts when the server can see the request */
+    c->sent_at = wall_now();
+    ssize_t w = write(c->fd, c->out, c->out_len);
+    if (w < 0 && errno != EAGAIN) {
+        fprintf(stderr, "fleet: write: %s\n", strerror(errno));
+        exit(1);
+    }
+    c->out_off = w > 0 ? (size_t)w : 0;
+    struct epoll_event ev = {.events = c->out_off < c->out_len ? EPOLLOUT | EPOLLIN : EPOLLIN,
+                             .data.ptr = c};
     epoll_ctl(epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
@@ -394,9 +426,22 @@ static void on_event(struct conn *c, unsigned events)
             }
             c->in = p;
         }
-        ssize_t r = read(c->fd, c->in + c->in_len, c->in_cap - 1 - c->in_len);
+        struct iovec iov = {c->in + c->in_len, c->in_cap - 1 - c->in_len};
+        union {
+            char buf[CMSG_SPACE(sizeof(struct timespec))];
+            struct cmsghdr align;
+        } ctl;
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+                             .msg_controllen = sizeof ctl.buf};
+        ssize_t r = recvmsg(c->fd, &msg, 0);
         if (r > 0) {
             c->in_len += (size_t)r;
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+            if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+                struct timespec ts;
+                memcpy(&ts, CMSG_DATA(cm), sizeof ts);
+                c->arrived = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+            }
             continue;
         }
         if (r < 0 && errno == EAGAIN)
@@ -410,7 +455,13 @@ static void on_event(struct conn *c, unsigned events)
     if (!c->busy || !answer_whole(c, &status, &body))
         return;
     c->busy = 0;
-    lat_add(c->pending, now() - c->sent_at);
+    double seen = wall_now();
+    if (!c->arrived) {
+        fprintf(stderr, "fleet: an answer without its arrival time (SO_TIMESTAMPNS)\n");
+        exit(1);
+    }
+    lat_add(c->pending, c->arrived - c->sent_at);
+    lat_push(&seen_lat[c->pending], c->pending, seen - c->sent_at);
     if (c->role == DASHBOARD)
         dashboard_done(c, status);
     else
@@ -551,6 +602,11 @@ int main(int argc, char **argv)
             return 1;
         }
         fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK);
+        int one = 1;
+        if (setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0) {
+            fprintf(stderr, "fleet: SO_TIMESTAMPNS: %s\n", strerror(errno));
+            return 1;
+        }
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
         epoll_ctl(epfd, EPOLL_CTL_ADD, c->fd, &ev);
         c->phase = REGISTER;
@@ -572,17 +628,19 @@ int main(int argc, char **argv)
     printf("%d workers (a beat every %.0f s, runs of %.0f s ± %.0f %%), %d dashboards (every %.0f s), "
            "%.0f s measured\n",
            workers, hb_s, run_s, spread * 100, dashboards, dash_s, dt);
-    printf("%-32s %9s %9s %9s %9s %9s\n", "endpoint", "req/s", "p50 ms", "p99 ms", "p999 ms",
-           "count");
+    printf("%-32s %9s %9s %9s %9s %9s %11s\n", "endpoint", "req/s", "p50 ms", "p99 ms", "p999 ms",
+           "count", "loop p99 ms");
     long total = 0;
     for (int e = 0; e < N_EP; e++) {
         struct lat *l = &lat[e];
         if (!l->n || e == E_CHECK)
             continue;
+        struct lat *sl = &seen_lat[e];
         qsort(l->v, (size_t)l->n, sizeof *l->v, cmp_double);
-        printf("%-32s %9.0f %9.2f %9.2f %9.2f %9ld\n", ep_name[e], l->n / dt,
+        qsort(sl->v, (size_t)sl->n, sizeof *sl->v, cmp_double);
+        printf("%-32s %9.0f %9.2f %9.2f %9.2f %9ld %11.2f\n", ep_name[e], l->n / dt,
                l->v[l->n / 2] * 1e3, l->v[(long)(l->n * 0.99)] * 1e3,
-               l->v[(long)(l->n * 0.999)] * 1e3, l->n);
+               l->v[(long)(l->n * 0.999)] * 1e3, l->n, sl->v[(long)(sl->n * 0.99)] * 1e3);
         total += l->n;
     }
     printf("all: %.0f requests/s; server: %.0f commits/s, %.0f fsyncs/s\n", total / dt,

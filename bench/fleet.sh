@@ -3,11 +3,13 @@
 #   bench/fleet.sh WORKERS DASHBOARDS SECONDS [GROUP_COMMIT] [SPREAD]
 # on loopback, its own database in a temporary folder: heartbeats every 5 s,
 # dashboards every 3 s, runs of 40 s ± SPREAD (0.5: 20-60 s; 0: all alike).
+# FLEET_DIR: where the database goes (default /tmp; /dev/shm takes the disk
+# out of the measure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/server.bash
 workers=${1:-1000} dashboards=${2:-10} seconds=${3:-30} gc=${4:-1} spread=${5:-0.5}
-sd=$(mktemp -d /tmp/cod-bench-fleet-XXXXXX)
+sd=$(mktemp -d "${FLEET_DIR:-/tmp}"/cod-bench-fleet-XXXXXX)
 trap 'rm -rf "$sd"' EXIT
 printf 'bench\n' > "$sd/text.txt"
 head -c 30000 /dev/urandom | base64 >> "$sd/text.txt"

@@ -1,4 +1,6 @@
-/* Reaper thread. */
+/* Reaper thread: lapsed leases every --reap-seconds, and between them the
+ * heartbeats noted in memory, every BEATS_FLUSH_S when nothing else wrote
+ * them (schema/beats.c). */
 #include "daemon/reaper.h"
 
 #include <stdio.h>
@@ -22,23 +24,40 @@ static void *loop(void *arg)
     struct reaper *r = arg;
     double watchdog = notify_watchdog_interval();
     double tick = watchdog > 0 && watchdog < r->interval ? watchdog : r->interval;
+    if (tick > BEATS_FLUSH_S)
+        tick = BEATS_FLUSH_S;
+    double reaped = 0, notified = 0;
+    int flush_failing = 0;
     pthread_mutex_lock(&r->lock);
     while (!r->stop) {
         pthread_mutex_unlock(&r->lock);
+        double t = store_now();
         int expired;
-        if (store_reap(r->app->store, r->app->rendezvous_s, &expired) == ST_OK && expired) {
-            fprintf(stderr, "cod-server: reaper: %d lapsed lease%s requeued or failed\n", expired,
-                    expired == 1 ? "" : "s");
-            longpoll_wake(r->app);
+        if (t - reaped >= r->interval) {
+            reaped = t;
+            if (store_reap(r->app->store, r->app->rendezvous_s, &expired) == ST_OK && expired) {
+                fprintf(stderr, "cod-server: reaper: %d lapsed lease%s requeued or failed\n",
+                        expired, expired == 1 ? "" : "s");
+                longpoll_wake(r->app);
+            }
+        } else {
+            /* said once, not ten times a second, while the disk is failing */
+            int ok = store_flush_beats(r->app->store) == ST_OK;
+            if (!ok && !flush_failing)
+                fprintf(stderr, "cod-server: reaper: the heartbeats noted could not be written;"
+                                " kept to try again\n");
+            flush_failing = !ok;
         }
-        if (watchdog > 0)
+        if (watchdog > 0 && t - notified >= watchdog) {
+            notified = t;
             notify_send("WATCHDOG=1");
+        }
         pthread_mutex_lock(&r->lock);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        double t = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + tick;
-        ts.tv_sec = (time_t)t;
-        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+        double until = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + tick;
+        ts.tv_sec = (time_t)until;
+        ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
         if (!r->stop)
             pthread_cond_timedwait(&r->cond, &r->lock, &ts);
     }

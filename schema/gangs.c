@@ -41,9 +41,11 @@ static const char q_rdv_get[] =
     "SELECT rendezvous FROM runs WHERE id = ?1";
 static const char q_rdv_set[] =
     "UPDATE runs SET rendezvous = ?2 WHERE id = ?1";
+/* named, as without statistics SQLite would take runs_active and read every
+ * active run (schema/rendezvous_due.sql) */
 static const char q_rdv_late[] =
     "SELECT r.id, r.experiment_id, e.attempts, e.max_attempts, e.cancel_req, r.world_size"
-    " FROM runs r JOIN experiments e ON e.id = r.experiment_id"
+    " FROM runs r INDEXED BY runs_rendezvous_due JOIN experiments e ON e.id = r.experiment_id"
     " WHERE r.state = 'active' AND r.world_size > 1 AND r.rendezvous IS NULL"
     " AND r.rendezvous_by < ?1";
 

@@ -21,7 +21,12 @@ static const char active_members_v4[] =
 #include "build/gen/active_members_sql.inc"
     ;
 
-static const char *const migrations[] = {schema_v1, worker_states_v2, gangs_v3, active_members_v4};
+static const char rendezvous_due_v5[] =
+#include "build/gen/rendezvous_due_sql.inc"
+    ;
+
+static const char *const migrations[] = {schema_v1, worker_states_v2, gangs_v3, active_members_v4,
+                                         rendezvous_due_v5};
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 static int user_version(sqlite3 *db, int *v)

@@ -118,6 +118,10 @@ int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, 
  * loses of them. */
 int store_heartbeat(struct store *st, int64_t run, int rank, long step, double lease_s,
                     int *cancel);
+/* Writes the heartbeats noted since the last write, when there are any:
+ * for a server where nothing else writes, every BEATS_FLUSH_S. */
+#define BEATS_FLUSH_S 0.1
+int store_flush_beats(struct store *st);
 /* At start: every running lease gets at least lease_s from now, so that
  * the heartbeats a stopped server held only in memory cost no lease. */
 int store_grace(struct store *st, double lease_s);

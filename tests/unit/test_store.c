@@ -136,7 +136,8 @@ static void migration_marks_held_runs(void)
     int64_t second = lease_exp(l, "run");
     json_decref(l);
     store_close(st);
-    CHECK(sql(path, "DROP TRIGGER run_members_ended; DROP INDEX run_members_held;"
+    CHECK(sql(path, "DROP INDEX runs_rendezvous_due;"
+                    " DROP TRIGGER run_members_ended; DROP INDEX run_members_held;"
                     " DROP INDEX run_members_untold; ALTER TABLE run_members DROP COLUMN active;"
                     " CREATE INDEX run_members_worker ON run_members (worker_id);"
                     " PRAGMA user_version = 3;"),
