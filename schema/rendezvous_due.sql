@@ -3,9 +3,8 @@
 -- Applied by schema/migrate.c when PRAGMA user_version is below 5.
 -- The reaper looks for them every second, under the writer's lock. Through
 -- runs_active it read every active run to keep the few gangs not yet met:
--- 20-40 ms at 10,000 running experiments, during which no write could
--- proceed and the server's threads, each waiting on one, served no one.
--- The partial index holds only those gangs, so the look costs nothing
--- when there are none.
+-- 1.4 ms at 10,000 running experiments, during which no write could
+-- proceed. The partial index holds only those gangs, so the look costs
+-- 0.017 ms there, and nothing when there are none.
 CREATE INDEX runs_rendezvous_due ON runs (rendezvous_by)
     WHERE state = 'active' AND world_size > 1 AND rendezvous IS NULL;
