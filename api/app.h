@@ -28,6 +28,7 @@ struct app {
     pthread_mutex_t lock;                /* guards waiters and inflight */
     pthread_cond_t wake;
     struct req *waiters;                 /* suspended long-polls (leases, rendezvous) */
+    struct writes *writes;               /* the writing routes' threads (writes.h) */
     int inflight;
     struct http_stats stats;
 };

@@ -7,6 +7,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Queues resp, or on a write thread keeps it for access_cb (server.c) to
+ * queue: only libmicrohttpd's own thread may queue a response. */
+static enum MHD_Result reply_send(struct req *r, int status, struct MHD_Response *resp)
+{
+    if (r->deferred) {
+        if (r->answer) {
+            MHD_destroy_response(resp);
+            return MHD_NO;
+        }
+        r->answer = resp;
+        r->answer_status = status;
+        return MHD_YES;
+    }
+    r->status = status;
+    enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+enum MHD_Result reply_kept(struct req *r)
+{
+    struct MHD_Response *resp = r->answer;
+    r->answer = NULL;
+    r->status = r->answer_status;
+    enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
 enum MHD_Result reply_text(struct req *r, int status, const char *type, const char *text,
                            size_t len)
 {
@@ -18,10 +47,7 @@ enum MHD_Result reply_text(struct req *r, int status, const char *type, const ch
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     if (status == 405 && r->allow)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
-    r->status = status;
-    enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return reply_send(r, status, resp);
 }
 
 enum MHD_Result reply_json(struct req *r, int status, json_t *body)
@@ -41,10 +67,7 @@ enum MHD_Result reply_json(struct req *r, int status, json_t *body)
         return MHD_NO;
     }
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    r->status = status;
-    enum MHD_Result ret = MHD_queue_response(r->conn, (unsigned)status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return reply_send(r, status, resp);
 }
 
 /* Length of the valid UTF-8 sequence at s (1 to 4), or 0 where none starts. */

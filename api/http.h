@@ -26,6 +26,15 @@ struct req {
     double poll_deadline;    /* lease long-poll: when to give up and answer 204 */
     int suspended;
     struct req *next_waiter;
+    /* a writing route's handler runs on a write thread (writes.h): */
+    enum MHD_Result (*job)(struct req *r, int64_t id);
+    int64_t job_id;
+    struct req *next_job;
+    int deferred;                 /* running there: replies are kept, not queued */
+    int park;                     /* it asked to wait for work (longpoll.c) */
+    int close;                    /* it failed without an answer: close the connection */
+    struct MHD_Response *answer;  /* the kept reply, queued when libmicrohttpd calls again */
+    int answer_status;
 };
 
 enum MHD_Result reply_json(struct req *r, int status, json_t *body);  /* steals body */
@@ -34,6 +43,8 @@ enum MHD_Result reply_error(struct req *r, int status, const char *code, const c
 enum MHD_Result reply_text(struct req *r, int status, const char *type, const char *text,
                            size_t len);
 enum MHD_Result reply_empty(struct req *r, int status);
+/* Queues the reply a write thread kept (libmicrohttpd's thread, server.c). */
+enum MHD_Result reply_kept(struct req *r);
 /* The store failed (logged there): 404 for ST_NOTFOUND; 503 unavailable
  * when the disk or another process's lock failed it during the request, so
  * the client tries again; else 500. */

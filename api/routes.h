@@ -15,6 +15,7 @@ struct route {
     handler_fn fn;
     enum auth_kind auth;
     const char *allow;   /* every method the pattern takes, for 405's Allow */
+    int writes;          /* its handler waits for a commit: a write thread runs it */
 };
 
 /* The route for method and path. NULL with *path_known set when the path

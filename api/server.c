@@ -16,6 +16,7 @@
 
 #include "api/auth.h"
 #include "api/routes.h"
+#include "api/writes.h"
 
 struct api_server {
     struct app *app;
@@ -58,7 +59,7 @@ static enum MHD_Result dispatch(struct req *r)
         return reply_error(r, 405, "method_not_allowed", NULL, "%s takes %s, not %s", pat->pattern,
                            pat->allow, r->method);
     }
-    return rt->fn(r, id);
+    return rt->writes ? writes_defer(r->app->writes, r, rt->fn, id) : rt->fn(r, id);
 }
 
 static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const char *url,
@@ -114,6 +115,10 @@ static enum MHD_Result access_cb(void *cls, struct MHD_Connection *conn, const c
         }
         return MHD_YES;
     }
+    if (r->answer)
+        return reply_kept(r);  /* resumed by its write thread */
+    if (r->close)
+        return MHD_NO;
     if (r->status)
         return MHD_YES;  /* already answered (413 at the first call) */
     if (r->too_large) {
@@ -225,6 +230,11 @@ int api_start(struct app *app, const struct api_options *o, int fd, struct api_s
         return -1;
     }
     s->app = app;
+    if (writes_start(o->write_threads, &app->writes, err, errlen) != 0) {
+        close(fd);
+        free(s);
+        return -1;
+    }
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     s->d = MHD_start_daemon(flags, 0, NULL, NULL, access_cb, app,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
@@ -238,12 +248,18 @@ int api_start(struct app *app, const struct api_options *o, int fd, struct api_s
         /* MHD closes the socket on some of its failures, not on all. */
         if (fcntl(fd, F_GETFD) != -1)
             close(fd);
+        writes_stop(app->writes);
+        writes_free(app->writes);
+        app->writes = NULL;
         free(s);
         return -1;
     }
     if (pthread_create(&s->waker, NULL, waker, s) != 0) {
         snprintf(err, errlen, "cannot start the long-poll thread");
+        writes_stop(app->writes);
         MHD_stop_daemon(s->d);  /* closes the socket too */
+        writes_free(app->writes);
+        app->writes = NULL;
         free(s);
         return -1;
     }
@@ -278,7 +294,16 @@ void api_stop(struct api_server *s, double grace_s)
     }
     longpoll_resume_all(app);
     pthread_mutex_unlock(&app->lock);
+    /* No connection may be suspended when libmicrohttpd stops: the write
+     * threads answer what they hold first (and what comes later runs in
+     * place), then the long-polls that may have parked meanwhile go. */
+    writes_stop(app->writes);
+    pthread_mutex_lock(&app->lock);
+    longpoll_resume_all(app);
+    pthread_mutex_unlock(&app->lock);
     MHD_stop_daemon(s->d);
+    writes_free(app->writes);
+    app->writes = NULL;
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);
     free(s);

@@ -10,6 +10,7 @@
 struct api_options {
     const char *host;      /* numeric IPv4 or IPv6 address, for messages */
     int threads;
+    int write_threads;     /* writes.h */
     unsigned conn_limit, per_ip_limit, conn_timeout_s;
 };
 

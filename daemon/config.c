@@ -13,9 +13,9 @@ const char config_usage[] =
     "usage: cod-server [--listen HOST:PORT] [--db FILE] [--token T] [--worker-token W]\n"
     "                  [--config FILE] [--port-file FILE] [--lease-seconds S]\n"
     "                  [--reap-seconds S] [--long-poll-max S] [--request-deadline S]\n"
-    "                  [--max-body BYTES] [--threads N] [--readers N] [--max-sweep N]\n"
-    "                  [--max-gang N] [--rendezvous-seconds S] [--lock-timeout S]\n"
-    "                  [--group-commit 0|1]\n"
+    "                  [--max-body BYTES] [--threads N] [--write-threads N] [--readers N]\n"
+    "                  [--max-sweep N] [--max-gang N] [--rendezvous-seconds S]\n"
+    "                  [--lock-timeout S] [--group-commit 0|1]\n"
     "                  [--conn-limit N] [--per-ip-limit N] [--conn-timeout S]\n"
     "                  [--grace-seconds S] [--log-requests 0|1] [--check-db] [--routes]\n"
     "Every setting also reads from the config file (name = value) and from\n"
@@ -103,6 +103,7 @@ static int set(struct config *c, const char *name, const char *v, char *err, siz
     NUM("grace-seconds", 0, 600, grace_s, double)
     NUM("max-body", 1024, 1 << 30, max_body, size_t)
     NUM("threads", 1, 256, threads, int)
+    NUM("write-threads", 1, 1024, write_threads, int)
     NUM("readers", 1, 256, readers, int)
     NUM("max-sweep", 1, 100000, max_sweep, int)
     NUM("max-gang", 1, 4096, max_gang, int)
@@ -159,9 +160,9 @@ static int load_file(struct config *c, const char *path, char *err, size_t errle
 
 static const char *const names[] = {
     "listen", "db", "token", "worker-token", "port-file", "lease-seconds", "reap-seconds",
-    "long-poll-max", "request-deadline", "grace-seconds", "max-body", "threads", "readers",
-    "max-sweep", "max-gang", "rendezvous-seconds", "lock-timeout", "conn-limit", "per-ip-limit",
-    "conn-timeout", "log-requests", "group-commit", NULL,
+    "long-poll-max", "request-deadline", "grace-seconds", "max-body", "threads", "write-threads",
+    "readers", "max-sweep", "max-gang", "rendezvous-seconds", "lock-timeout", "conn-limit",
+    "per-ip-limit", "conn-timeout", "log-requests", "group-commit", NULL,
 };
 
 static int load_env(struct config *c, char *err, size_t errlen)
@@ -190,6 +191,7 @@ int config_load(int argc, char **argv, struct config *c, char *err, size_t errle
     c->grace_s = 10;
     c->max_body = 4u << 20;
     c->threads = 16;
+    c->write_threads = 64;
     c->readers = 8;
     c->max_sweep = 256;
     c->max_gang = 8;

@@ -14,7 +14,7 @@ struct config {
     double lease_s, reap_interval_s, long_poll_max_s, request_deadline_s, grace_s, rendezvous_s;
     double lock_timeout_s;                /* a write's wait for another process's lock */
     size_t max_body;
-    int threads, readers, max_sweep, max_gang, log_requests, group_commit;
+    int threads, write_threads, readers, max_sweep, max_gang, log_requests, group_commit;
     unsigned conn_limit, per_ip_limit, conn_timeout_s;
 };
 

@@ -90,8 +90,8 @@ int main(int argc, char **argv)
     app.rendezvous_s = cfg.rendezvous_s;
     app.log_requests = cfg.log_requests;
 
-    struct api_options o = {cfg.host, cfg.threads, cfg.conn_limit, cfg.per_ip_limit,
-                            cfg.conn_timeout_s};
+    struct api_options o = {cfg.host, cfg.threads, cfg.write_threads, cfg.conn_limit,
+                            cfg.per_ip_limit, cfg.conn_timeout_s};
     struct api_server *srv = NULL;
     struct reaper *reaper = NULL;
     if (api_start(&app, &o, fd, &srv, err, sizeof err) != 0) {

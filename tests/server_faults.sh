@@ -34,7 +34,8 @@ start_faulty_server() {
     B="http://127.0.0.1:$(cat "$t/port")"
 }
 # The reaper runs once, at the start: the only writes are the tests' and the worker's.
-start_faulty_server --lease-seconds 60 --lock-timeout 60 --reap-seconds 3600
+# One HTTP thread: a write that waits must not hold up the connections it serves.
+start_faulty_server --lease-seconds 60 --lock-timeout 60 --reap-seconds 3600 --threads 1
 check "the failing disk is under the real server" poll logged "faulty_vfs: installed"
 
 # --- a full disk, then a failing fsync, while a worker trains and a client submits
@@ -91,6 +92,8 @@ curl -s -m 120 -o "$t/waited.json" -w '%{http_code}' -X POST "$B/v1/experiments"
     --data-binary "$(wspec waited)" > "$t/waited.code" 7>&- &
 CPID=$!
 check "lock: the write waits, and the server says so" poll logged "the database is locked by another connection; waiting up to 60 s"
+# it waits on a write thread (api/writes.h), not on the one HTTP thread
+is "lock: while the write waits, the one HTTP thread answers a read" "$(names)" trained,refused
 echo "COMMIT;" >&7
 wait "$CPID"
 is "lock let go within the timeout: the write succeeds" "$(cat "$t/waited.code")" 201

@@ -256,7 +256,8 @@ void http_start(void)
     app.rendezvous_s = LEASE_S;
     char err[512];
     int fd = api_listen("127.0.0.1", 0, &port, err, sizeof err);
-    struct api_options o = {"127.0.0.1", 2, 256, 0, ANSWER_S};
+    struct api_options o = {.host = "127.0.0.1", .threads = 2, .write_threads = 4,
+                            .conn_limit = 256, .conn_timeout_s = ANSWER_S};
     if (fd < 0 || api_start(&app, &o, fd, &srv, err, sizeof err) != 0)
         fuzz_die("%s", err);
 
