@@ -208,6 +208,13 @@ int db_beats_flush(struct beats *b, struct conn *c, double now)
     return rc;
 }
 
+/* a job that writes nothing: its batch writes the heartbeats first */
+static int beats_written(struct store *st, void *arg)
+{
+    (void)arg;
+    return st->beats_failed ? ST_ERROR : ST_OK;
+}
+
 int store_flush_beats(struct store *st)
 {
     pthread_mutex_lock(&st->beats.lock);
@@ -215,24 +222,24 @@ int store_flush_beats(struct store *st)
     pthread_mutex_unlock(&st->beats.lock);
     if (!n)
         return ST_OK;
-    /* a batch of its own writes them (db_begin), and nothing else */
-    if (db_begin(st) != 0)
+    return db_run(st, beats_written, NULL);
+}
+
+static int grace(struct store *st, void *arg)
+{
+    struct conn *c = &st->writer;
+    double until = store_now() + *(double *)arg;
+    sqlite3_stmt *s = db_stmt(c, q_grace_members);
+    if (!s)
         return ST_ERROR;
-    return db_end(st, ST_OK);
+    sqlite3_bind_double(s, 1, until);
+    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_grace_runs)))
+        return ST_ERROR;
+    sqlite3_bind_double(s, 1, until);
+    return db_exec(c, s) == 0 ? ST_OK : ST_ERROR;
 }
 
 int store_grace(struct store *st, double lease_s)
 {
-    if (db_begin(st) != 0)
-        return ST_ERROR;
-    struct conn *c = &st->writer;
-    double until = store_now() + lease_s;
-    sqlite3_stmt *s = db_stmt(c, q_grace_members);
-    if (!s)
-        return db_end(st, ST_ERROR);
-    sqlite3_bind_double(s, 1, until);
-    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_grace_runs)))
-        return db_end(st, ST_ERROR);
-    sqlite3_bind_double(s, 1, until);
-    return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
+    return db_run(st, grace, &lease_s);
 }

@@ -2,14 +2,15 @@
  * mutex, a pool of readers, statements prepared once and kept.
  *
  * Group commit: writes that arrive together share one transaction and one
- * fsync. Each request runs in a savepoint of the writer's open transaction
- * (so a refused or failing request leaves no trace while the others
- * stand), then waits; the request that finds no other writer waiting for
- * the connection commits the whole batch (synchronous=FULL: on disk), and
- * only then does any request of it return. Nothing is answered before it
- * is durable, and a batch whose commit fails fails every request of it. A
- * batch is committed at BATCH_MAX requests or BATCH_MAX_S seconds of age
- * even while writers keep coming, which bounds the wait it adds. */
+ * fsync. A request queues its write (db_run) and waits; one thread, the
+ * committer, takes every write queued, runs each in a savepoint of one
+ * transaction (so a refused or failing request leaves no trace while the
+ * others stand), commits it (synchronous=FULL: on disk), and only then
+ * lets any request of it return. Nothing is answered before it is
+ * durable, and a batch whose commit fails fails every request of it. The
+ * requests' own threads once took turns at the connection, and the
+ * batch's commit held it; a write of a lease spent more time waiting for
+ * its turn to be scheduled than running (bench/RESULTS.md). */
 #include "schema/db.h"
 
 #include <stdio.h>
@@ -33,15 +34,10 @@ static const char q_release[] =
 static const char q_undo[] =
     "ROLLBACK TO req";
 
+/* bounds a transaction, and the wait of the batch's first request */
 enum { BATCH_MAX = 256 };
-#define BATCH_MAX_S 0.005
 
-/* A request of the open batch, waiting for its commit. */
-struct waiter {
-    int rc;
-    int done;
-    struct waiter *next;
-};
+static void *committer(void *arg);
 
 double store_now(void)
 {
@@ -131,9 +127,8 @@ int store_open(const char *path, int readers, struct store **out, char *err, siz
         return -1;
     }
     beats_init(&st->beats);
-    pthread_mutex_init(&st->wlock, NULL);
     pthread_mutex_init(&st->gate, NULL);
-    pthread_cond_init(&st->committed, NULL);
+    pthread_cond_init(&st->queued, NULL);
     pthread_mutex_init(&st->rlock, NULL);
     pthread_cond_init(&st->rfree, NULL);
     db_outage_init(&st->outage);
@@ -159,6 +154,11 @@ int store_open(const char *path, int readers, struct store **out, char *err, siz
     for (int i = 0; i < st->n_readers; i++)
         if (conn_open(&st->readers[i], path, SQLITE_OPEN_READONLY, &st->outage, err, errlen) != 0)
             goto fail;
+    if (pthread_create(&st->committer, NULL, committer, st) != 0) {
+        snprintf(err, errlen, "cannot start the store's committer thread");
+        goto fail;
+    }
+    st->committer_started = 1;
     *out = st;
     return 0;
 fail:
@@ -170,6 +170,14 @@ void store_close(struct store *st)
 {
     if (!st)
         return;
+    if (st->committer_started) {
+        /* what is queued is committed first */
+        pthread_mutex_lock(&st->gate);
+        st->closing = 1;
+        pthread_cond_signal(&st->queued);
+        pthread_mutex_unlock(&st->gate);
+        pthread_join(st->committer, NULL);
+    }
     for (int i = 0; st->readers && i < st->n_readers; i++)
         if (st->readers[i].db)
             conn_close(&st->readers[i]);
@@ -180,9 +188,8 @@ void store_close(struct store *st)
         conn_close(&st->writer);
     }
     beats_free(&st->beats);
-    pthread_mutex_destroy(&st->wlock);
     pthread_mutex_destroy(&st->gate);
-    pthread_cond_destroy(&st->committed);
+    pthread_cond_destroy(&st->queued);
     pthread_mutex_destroy(&st->rlock);
     pthread_cond_destroy(&st->rfree);
     db_outage_destroy(&st->outage);
@@ -225,118 +232,124 @@ int db_exec(struct conn *c, sqlite3_stmt *s)
     return 0;
 }
 
-/* Ends the open batch, with wlock held: its commit (or, when the
- * transaction is already gone or its commit fails, its failure) is told to
- * every request of it. */
-static void batch_end(struct store *st)
+/* A write waiting for the committer, on its caller's stack. */
+struct job {
+    db_job_fn fn;
+    void *arg;
+    int rc, done;
+    pthread_cond_t done_cv;
+    struct job *next;
+};
+
+/* One job in a savepoint of the open transaction: its result, ST_ERROR
+ * where the savepoint could not be kept or undone. */
+static int run_one(struct store *st, struct job *j)
 {
     struct conn *c = &st->writer;
-    int ok = !sqlite3_get_autocommit(c->db) && db_exec(c, db_stmt(c, q_commit)) == 0;
-    if (!ok && !sqlite3_get_autocommit(c->db))
-        db_exec(c, db_stmt(c, q_rollback));
-    reset_all(c);
-    st->in_txn = 0;
-    st->batch_size = 0;
-    st->commits++;
-    pthread_mutex_lock(&st->gate);
-    for (struct waiter *w = st->batch; w; w = w->next) {
-        if (!ok)
-            w->rc = ST_ERROR;
-        w->done = 1;
-    }
-    st->batch = NULL;
-    pthread_cond_broadcast(&st->committed);
-    pthread_mutex_unlock(&st->gate);
-}
-
-/* With wlock held, before letting it go: the batch is committed now unless
- * another writer is about to join it (and it is still young and small). */
-static void batch_maybe_end(struct store *st)
-{
-    if (!st->in_txn)
-        return;
-    pthread_mutex_lock(&st->gate);
-    int others = st->wanting;
-    pthread_mutex_unlock(&st->gate);
-    if (st->solo || !others || st->batch_size >= BATCH_MAX ||
-        store_now() - st->batch_started > BATCH_MAX_S)
-        batch_end(st);
-}
-
-int db_begin(struct store *st)
-{
-    struct conn *c = &st->writer;
-    pthread_mutex_lock(&st->gate);
-    st->wanting++;
-    pthread_mutex_unlock(&st->gate);
-    pthread_mutex_lock(&st->wlock);
-    pthread_mutex_lock(&st->gate);
-    st->wanting--;
-    pthread_mutex_unlock(&st->gate);
-    if (!st->in_txn) {
-        if (db_exec(c, db_stmt(c, q_begin)) != 0) {
-            pthread_mutex_unlock(&st->wlock);
-            return -1;
-        }
-        st->in_txn = 1;
-        st->batch_started = store_now();
-    }
-    /* the heartbeats noted meanwhile go with the batch, outside any
-     * request's savepoint */
-    if (db_beats_flush(&st->beats, c, store_now()) != 0 ||
-        db_exec(c, db_stmt(c, q_savepoint)) != 0) {
-        /* the batch so far must not wait for this request */
-        if (sqlite3_get_autocommit(c->db))
-            batch_end(st);
-        else
-            batch_maybe_end(st);
-        pthread_mutex_unlock(&st->wlock);
-        return -1;
-    }
-    return 0;
-}
-
-int db_end(struct store *st, int rc)
-{
-    struct conn *c = &st->writer;
+    if (db_exec(c, db_stmt(c, q_savepoint)) != 0)
+        return ST_ERROR;
+    int rc = j->fn(st, j->arg);
     if (rc == ST_OK && db_exec(c, db_stmt(c, q_release)) != 0)
         rc = ST_ERROR;
     if (rc != ST_OK && !sqlite3_get_autocommit(c->db) &&
         (db_exec(c, db_stmt(c, q_undo)) != 0 || db_exec(c, db_stmt(c, q_release)) != 0))
         rc = ST_ERROR;
     reset_all(c);
-    struct waiter me = {rc, 0, NULL};
+    return rc;
+}
+
+/* One batch: BEGIN, the heartbeats noted meanwhile (outside
+ * any job's savepoint), each job, COMMIT. SQLite rolls the whole
+ * transaction back on some errors (a full or failing disk): then the batch
+ * is gone, and a batch that is gone or whose commit fails fails every job
+ * of it. */
+static void run_batch(struct store *st, struct job *batch)
+{
+    struct conn *c = &st->writer;
+    int ok = db_exec(c, db_stmt(c, q_begin)) == 0;
+    /* heartbeats that fail to go are kept to try again; the batch goes on */
+    st->beats_failed = !ok || db_beats_flush(&st->beats, c, store_now()) != 0;
+    for (struct job *j = batch; j; j = j->next) {
+        ok = ok && !sqlite3_get_autocommit(c->db);
+        j->rc = ok ? run_one(st, j) : ST_ERROR;
+    }
+    ok = ok && !sqlite3_get_autocommit(c->db) && db_exec(c, db_stmt(c, q_commit)) == 0;
+    if (!ok && !sqlite3_get_autocommit(c->db))
+        db_exec(c, db_stmt(c, q_rollback));
+    reset_all(c);
+    for (struct job *j = batch; !ok && j; j = j->next)
+        j->rc = ST_ERROR;
+}
+
+/* The committer: takes every write queued (at most BATCH_MAX; one when
+ * group commit is off) and runs them as one transaction. While it commits
+ * one batch the next gathers, so the batches grow with the load, and no
+ * request waits for another request's thread to be scheduled. */
+static void *committer(void *arg)
+{
+    struct store *st = arg;
     pthread_mutex_lock(&st->gate);
-    me.next = st->batch;
-    st->batch = &me;
+    for (;;) {
+        while (!st->jobs && !st->closing)
+            pthread_cond_wait(&st->queued, &st->gate);
+        struct job *batch = st->jobs, *last = batch;
+        if (!batch)
+            break;
+        for (int n = 1; last->next && n < (st->solo ? 1 : BATCH_MAX); n++)
+            last = last->next;
+        st->jobs = last->next;
+        if (!st->jobs)
+            st->jobs_tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&st->gate);
+        run_batch(st, batch);
+        pthread_mutex_lock(&st->gate);
+        st->commits++;
+        for (struct job *j = batch, *next; j; j = next) {
+            next = j->next; /* j is gone once its caller sees done */
+            j->done = 1;
+            pthread_cond_signal(&j->done_cv);
+        }
+    }
     pthread_mutex_unlock(&st->gate);
-    st->batch_size++;
-    /* SQLite rolls the whole transaction back on some errors (a full or
-     * failing disk): then the batch is gone, and fails */
-    if (sqlite3_get_autocommit(c->db))
-        batch_end(st);
+    return NULL;
+}
+
+int db_run(struct store *st, db_job_fn fn, void *arg)
+{
+    struct job j = {.fn = fn, .arg = arg, .rc = ST_ERROR};
+    pthread_cond_init(&j.done_cv, NULL);
+    pthread_mutex_lock(&st->gate);
+    if (st->closing) {
+        pthread_mutex_unlock(&st->gate);
+        pthread_cond_destroy(&j.done_cv);
+        return ST_ERROR;
+    }
+    if (st->jobs_tail)
+        st->jobs_tail->next = &j;
     else
-        batch_maybe_end(st);
-    pthread_mutex_unlock(&st->wlock);
-    pthread_mutex_lock(&st->gate);
-    while (!me.done)
-        pthread_cond_wait(&st->committed, &st->gate);
+        st->jobs = &j;
+    st->jobs_tail = &j;
+    pthread_cond_signal(&st->queued);
+    while (!j.done)
+        pthread_cond_wait(&j.done_cv, &st->gate);
     pthread_mutex_unlock(&st->gate);
-    return me.rc;
+    pthread_cond_destroy(&j.done_cv);
+    return j.rc;
 }
 
 void store_set_group_commit(struct store *st, int on)
 {
-    pthread_mutex_lock(&st->wlock);
+    pthread_mutex_lock(&st->gate);
     st->solo = !on;
-    pthread_mutex_unlock(&st->wlock);
+    pthread_mutex_unlock(&st->gate);
 }
 
 long db_commits(struct store *st)
 {
-    pthread_mutex_lock(&st->wlock);
+    pthread_mutex_lock(&st->gate);
     long n = st->commits;
-    pthread_mutex_unlock(&st->wlock);
+    pthread_mutex_unlock(&st->gate);
     return n;
 }
 

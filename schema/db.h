@@ -1,9 +1,9 @@
 /* Inside the store (the files of schema/ only; the API is store.h): its SQLite
  * connections, transactions and the helpers its files share. Every write
- * runs on the one writer connection under a mutex, as a savepoint of a
- * BEGIN IMMEDIATE transaction that the writes arriving together share
- * (db_begin .. db_end: group commit, db.c); reads take a connection of the
- * pool.
+ * runs on the one writer connection, on the committer's thread, as a
+ * savepoint of a BEGIN IMMEDIATE transaction that the writes arriving
+ * together share (db_run: group commit, db.c); reads take a connection of
+ * the pool.
  * Each file keeps its SQL beside the code that runs it, as static strings
  * that db_stmt prepares once per connection; values are always bound. */
 #ifndef COD_SCHEMA_DB_H
@@ -40,7 +40,7 @@ struct conn {
     struct db_outage *outage; /* the store's */
 };
 
-struct waiter;
+struct job;
 struct beat;
 
 /* beats.c: heartbeats noted in memory, written with the next batch. */
@@ -67,18 +67,17 @@ double beats_expiry(struct beats *b, int64_t run, int rank);
 
 struct store {
     struct beats beats;
-    struct conn writer;
-    pthread_mutex_t wlock;
-    /* group commit (db.c): the open batch, under wlock */
-    int in_txn, batch_size;
-    int solo;             /* group commit off: every request commits alone */
-    double batch_started;
-    long commits;
-    /* under gate: writers about to take wlock, the batch's waiting requests */
+    struct conn writer;     /* the committer's alone while it runs */
+    int beats_failed;       /* the batch's write of the heartbeats failed (committer's) */
+    /* group commit (db.c), under gate: the writes waiting for the committer */
     pthread_mutex_t gate;
-    pthread_cond_t committed;
-    int wanting;
-    struct waiter *batch;
+    long commits;
+    pthread_cond_t queued;
+    struct job *jobs, *jobs_tail;
+    int solo;               /* group commit off: every request commits alone */
+    int closing;
+    pthread_t committer;
+    int committer_started;
     struct conn *readers;
     int n_readers;
     pthread_mutex_t rlock;
@@ -104,14 +103,15 @@ struct conn *db_reader_get(struct store *st);
 void db_reader_put(struct store *st, struct conn *c);
 /* Runs one statement to completion: 0, or -1 (logged). */
 int db_exec(struct conn *c, sqlite3_stmt *s);
-/* Takes the writer and begins the request's part of a write transaction:
- * 0, or -1. */
-int db_begin(struct store *st);
-/* Ends the request's part: ST_OK keeps it, anything else undoes it, so a
- * refused request leaves no trace; then waits until the batch it belongs to
- * is on disk. Returns rc, or ST_ERROR when the batch could not be
- * committed. */
-int db_end(struct store *st, int rc);
+/* A write: runs on the committer's thread, in a savepoint of the batch's
+ * transaction on st->writer; returns ST_OK to keep what it wrote, anything
+ * else to undo it (a refused request leaves no trace). It must not call
+ * db_run. */
+typedef int (*db_job_fn)(struct store *st, void *arg);
+/* Runs fn(st, arg) with the writes queued beside it, and returns once its
+ * batch is committed (on disk): fn's result, or ST_ERROR when the batch
+ * could not be committed. */
+int db_run(struct store *st, db_job_fn fn, void *arg);
 /* How many batches the writer has committed (fsyncs, at most). */
 long db_commits(struct store *st);
 /* Writes the heartbeats noted since the last call into the open write
@@ -134,10 +134,9 @@ struct run_row {
     int cancel_req, world, attempts, max_attempts;
     char run_state[16], exp_state[16];
 };
-/* Begins a write transaction on a run: ST_OK with *r and *now read (the
- * transaction open), or the failure (ST_NOTFOUND, ST_ERROR) with the
- * transaction already ended. */
-int db_begin_run(struct store *st, int64_t run, double *now, struct run_row *r);
+/* In a write (db_run): the run's row, with *now the time it was read:
+ * ST_OK, ST_NOTFOUND or ST_ERROR. */
+int db_run_row(struct store *st, int64_t run, double *now, struct run_row *r);
 /* Raises the experiment's progress to step. */
 int db_advance_step(struct conn *c, int64_t exp, long step);
 /* Ends a run as lost and queues its experiment again with an attempt spent

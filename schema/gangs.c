@@ -199,30 +199,47 @@ int db_extend_member(struct conn *c, int64_t run, int rank, double expires)
     return db_exec(c, s);
 }
 
-int store_rendezvous_set(struct store *st, int64_t run, const char *id)
+static int rendezvous_set(struct store *st, int64_t run, const char *id)
 {
     struct conn *c = &st->writer;
     double now;
     struct run_row r;
-    int rc = db_begin_run(st, run, &now, &r);
+    int rc = db_run_row(st, run, &now, &r);
     if (rc != ST_OK)
         return rc;
     if (!r.active)
-        return db_end(st, ST_CONFLICT);
+        return ST_CONFLICT;
     sqlite3_stmt *s = db_stmt(c, q_rdv_get);
     if (!s)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, run);
     if (sqlite3_step(s) != SQLITE_ROW)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     const char *have = (const char *)sqlite3_column_text(s, 0);
     if (have) /* posted already: the same id again is a retry, another one refused */
-        return db_end(st, strcmp(have, id) ? ST_INVALID : ST_OK);
+        return strcmp(have, id) ? ST_INVALID : ST_OK;
     if (!(s = db_stmt(c, q_rdv_set)))
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, run);
     sqlite3_bind_text(s, 2, id, -1, SQLITE_TRANSIENT);
-    return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
+    return db_exec(c, s) == 0 ? ST_OK : ST_ERROR;
+}
+
+struct rendezvous {
+    int64_t run;
+    const char *id;
+};
+
+static int rendezvous_job(struct store *st, void *arg)
+{
+    struct rendezvous *v = arg;
+    return rendezvous_set(st, v->run, v->id);
+}
+
+int store_rendezvous_set(struct store *st, int64_t run, const char *id)
+{
+    struct rendezvous v = {run, id};
+    return db_run(st, rendezvous_job, &v);
 }
 
 int store_rendezvous_get(struct store *st, int64_t run, char *id, size_t len)

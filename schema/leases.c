@@ -177,104 +177,119 @@ static int take_untold(struct conn *c, int64_t worker, double now, double lease_
     return 0;
 }
 
-int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
-                int *formed)
+static int lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
+                 int *formed)
 {
-    *out = (struct lease){0};
-    *formed = 0;
-    if (db_begin(st) != 0)
-        return ST_ERROR;
     struct conn *c = &st->writer;
     double now = store_now();
     sqlite3_stmt *s;
     int rc = db_one_row(c, q_worker, worker, &s);
     if (rc != ST_OK)
-        return db_end(st, rc);
+        return rc;
     char device[16];
     snprintf(device, sizeof device, "%s", (const char *)sqlite3_column_text(s, 0));
     int capacity = sqlite3_column_int(s, 1);
     /* last_seen a little stale is still recent: a quarter lease, at most 5 s */
     double stale = p->lease_s / 4 < 5 ? p->lease_s / 4 : 5;
     if (!(s = db_stmt(c, q_seen_lazily)))
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, worker);
     sqlite3_bind_double(s, 2, now);
     sqlite3_bind_double(s, 3, now - stale);
     if (db_exec(c, s) != 0 || take_untold(c, worker, now, p->lease_s, out) != 0)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     if (out->spec)
-        return db_end(st, ST_OK);
+        return ST_OK;
     if (!(s = db_stmt(c, q_worker_used)))
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, worker);
     if (sqlite3_step(s) != SQLITE_ROW)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     int is_cuda = !strcmp(device, "cuda");
     if (sqlite3_column_int(s, 0) >= capacity)
-        return db_end(st, ST_OK);  /* commits only the last_seen touch */
+        return ST_OK;  /* commits only the last_seen touch */
     /* parked from now until its deadline: what a gang is collected from */
     if (!(s = db_stmt(c, q_wait)))
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, worker);
     sqlite3_bind_double(s, 2, is_cuda ? p->wait_until : 0);
     if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_head)))
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_text(s, 1, device, -1, SQLITE_TRANSIENT);
     rc = sqlite3_step(s);
     if (rc == SQLITE_DONE)
-        return db_end(st, ST_OK);
+        return ST_OK;
     if (rc != SQLITE_ROW)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     int64_t exp = sqlite3_column_int64(s, 0);
     int gpus = sqlite3_column_int(s, 3);
     if (gpus > 1) {
         int live = 0;
         if (db_live_cuda_workers(c, now - p->lease_s, &live) != 0)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         if (live >= gpus) {
             int64_t run, members[GANG_MAX];
             if (gpus > GANG_MAX || db_form_gang(c, exp, gpus, now, p->lease_s, p->rendezvous_s,
                                                 &run, members) != 0)
-                return db_end(st, ST_ERROR);
+                return ST_ERROR;
             if (!run) /* held for the gang: nothing for this worker meanwhile */
-                return db_end(st, ST_OK);
+                return ST_OK;
             if (start_experiment(c, exp, run, now) != 0 ||
                 take_untold(c, worker, now, p->lease_s, out) != 0)
-                return db_end(st, ST_ERROR);
+                return ST_ERROR;
             *formed = 1;
-            rc = db_end(st, ST_OK);
-            if (rc != ST_OK) {
-                lease_free(out);
-                *formed = 0;
-            }
-            return rc;
+            return ST_OK;
         }
         /* the gang cannot form with the workers there are: pass it over */
         if (!(s = db_stmt(c, q_claim_one)))
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         sqlite3_bind_text(s, 1, device, -1, SQLITE_TRANSIENT);
         rc = sqlite3_step(s);
         if (rc == SQLITE_DONE)
-            return db_end(st, ST_OK);
+            return ST_OK;
         if (rc != SQLITE_ROW)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         exp = sqlite3_column_int64(s, 0);
     }
     int attempts = sqlite3_column_int(s, 1);
     struct lease answer;
     if (lease_answer(0, exp, attempts, p->lease_s, (const char *)sqlite3_column_text(s, 2), 0, 1,
                      &answer) != 0)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     if (lease_alone(c, worker, exp, now, p->lease_s, &answer.run) != 0 ||
         start_experiment(c, exp, answer.run, now) != 0 || db_not_waiting(c, worker) != 0) {
         lease_free(&answer);
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     }
-    rc = db_end(st, ST_OK);
-    if (rc == ST_OK)
-        *out = answer;
-    else
-        lease_free(&answer);
+    *out = answer;
+    return ST_OK;
+}
+
+struct lease_job {
+    int64_t worker;
+    const struct lease_policy *p;
+    struct lease *out;
+    int *formed;
+};
+
+static int lease_job(struct store *st, void *arg)
+{
+    struct lease_job *j = arg;
+    return lease(st, j->worker, j->p, j->out, j->formed);
+}
+
+int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
+                int *formed)
+{
+    *out = (struct lease){0};
+    *formed = 0;
+    struct lease_job j = {worker, p, out, formed};
+    int rc = db_run(st, lease_job, &j);
+    if (rc != ST_OK) { /* what it took was not made durable */
+        lease_free(out);
+        *out = (struct lease){0};
+        *formed = 0;
+    }
     return rc;
 }
 
@@ -302,13 +317,10 @@ static int db_read_run(struct conn *c, int64_t run, double now, struct run_row *
     return ST_OK;
 }
 
-int db_begin_run(struct store *st, int64_t run, double *now, struct run_row *r)
+int db_run_row(struct store *st, int64_t run, double *now, struct run_row *r)
 {
-    if (db_begin(st) != 0)
-        return ST_ERROR;
     *now = store_now();
-    int rc = db_read_run(&st->writer, run, *now, r);
-    return rc == ST_OK ? ST_OK : db_end(st, rc);
+    return db_read_run(&st->writer, run, *now, r);
 }
 
 static int end_experiment(struct conn *c, int64_t run, int64_t exp, const char *state,
@@ -339,33 +351,54 @@ int db_advance_step(struct conn *c, int64_t exp, long step)
 
 /* A heartbeat that finds the experiment cancelled: rank 0 ends the run, in
  * a write transaction. */
-static int heartbeat_cancelled(struct store *st, int64_t run, int rank, long step, double lease_s,
-                               int *cancel)
+static int cancelled(struct store *st, int64_t run, int rank, long step, double lease_s,
+                     int *cancel)
 {
-    *cancel = 0;
     struct conn *c = &st->writer;
     double now;
     struct run_row r;
-    int rc = db_begin_run(st, run, &now, &r);
+    int rc = db_run_row(st, run, &now, &r);
     if (rc != ST_OK)
         return rc;
     if (!r.active)
-        return db_end(st, ST_CONFLICT);
+        return ST_CONFLICT;
     int64_t member;
     if ((rc = db_member_worker(c, run, rank, &member)) != ST_OK)
-        return db_end(st, rc == ST_NOTFOUND ? ST_INVALID : rc);
+        return rc == ST_NOTFOUND ? ST_INVALID : rc;
     if (db_touch_worker(c, member, now) != 0 || db_advance_step(c, r.exp, step) != 0)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     if (r.cancel_req) {
         *cancel = 1;
         /* rank 0 ends it, after the gang has stopped at its checkpoint */
         if (rank == 0 &&
             end_experiment(c, run, r.exp, "cancelled", "cancelled while running", now) != 0)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         if (rank == 0)
-            return db_end(st, ST_OK);
+            return ST_OK;
     }
-    return db_end(st, db_extend_member(c, run, rank, now + lease_s) == 0 ? ST_OK : ST_ERROR);
+    return db_extend_member(c, run, rank, now + lease_s) == 0 ? ST_OK : ST_ERROR;
+}
+
+struct beat_job {
+    int64_t run;
+    int rank;
+    long step;
+    double lease_s;
+    int *cancel;
+};
+
+static int cancelled_job(struct store *st, void *arg)
+{
+    struct beat_job *b = arg;
+    return cancelled(st, b->run, b->rank, b->step, b->lease_s, b->cancel);
+}
+
+static int heartbeat_cancelled(struct store *st, int64_t run, int rank, long step, double lease_s,
+                               int *cancel)
+{
+    *cancel = 0;
+    struct beat_job b = {run, rank, step, lease_s, cancel};
+    return db_run(st, cancelled_job, &b);
 }
 
 int store_heartbeat(struct store *st, int64_t run, int rank, long step, double lease_s,
@@ -428,7 +461,7 @@ static int points_held(struct conn *c, int64_t exp, struct points_held *h)
     return ST_OK;
 }
 
-int store_finish(struct store *st, const struct finish *f, struct points_held *held)
+static int finish(struct store *st, const struct finish *f, struct points_held *held)
 {
     struct conn *c = &st->writer;
     double now;
@@ -436,7 +469,7 @@ int store_finish(struct store *st, const struct finish *f, struct points_held *h
     int64_t run = f->run;
     const char *outcome = f->outcome, *reason = f->reason;
     long points = f->points;
-    int rc = db_begin_run(st, run, &now, &r);
+    int rc = db_run_row(st, run, &now, &r);
     if (rc != ST_OK)
         return rc;
     int release = !strcmp(outcome, "released");
@@ -446,15 +479,13 @@ int store_finish(struct store *st, const struct finish *f, struct points_held *h
          * so is a rank's finish after the gang's end. */
         int same = !strcmp(r.run_state, "ended") &&
                    (release || retry || f->rank > 0 || !strcmp(r.exp_state, outcome));
-        if (db_end(st, ST_CONFLICT) == ST_ERROR)
-            return ST_ERROR; /* what it read was not made durable */
-        return same ? ST_OK : ST_CONFLICT;
+        return same ? ST_OK : ST_CONFLICT; /* answered once what it read is durable */
     }
     int64_t member;
     if ((rc = db_member_worker(c, run, f->rank, &member)) != ST_OK)
-        return db_end(st, rc == ST_NOTFOUND ? ST_INVALID : rc);
+        return rc == ST_NOTFOUND ? ST_INVALID : rc;
     if (db_touch_worker(c, member, now) != 0)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     if (retry) {
         /* a rank's failure, or a failure of the machinery rather than of
          * the experiment: the run ends for every rank, the experiment goes
@@ -462,25 +493,25 @@ int store_finish(struct store *st, const struct finish *f, struct points_held *h
         char why[600];
         snprintf(why, sizeof why, "rank %d of %d failed on attempt %d of %d: %s", f->rank, r.world,
                  r.attempts + 1, r.max_attempts, reason ? reason : "no reason given");
-        return db_end(st, db_requeue(c, run, r.exp, r.attempts, r.max_attempts, r.cancel_req, why,
+        return db_requeue(c, run, r.exp, r.attempts, r.max_attempts, r.cancel_req, why,
                                      now)
                               ? ST_ERROR
-                              : ST_OK);
+                              : ST_OK;
     }
     /* a rank of a gang speaks for itself only when it stops (released);
      * what became of the experiment is rank 0's to say */
     if (f->rank > 0 && !release)
-        return db_end(st, ST_OK);
+        return ST_OK;
     if (!strcmp(outcome, "succeeded")) {
         /* Succeeded means every point is here: at least the final step's
          * loss, and as many points as the worker's files hold. */
         if (points_held(c, r.exp, held) != ST_OK)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         if (!held->final_loss || held->points < points)
-            return db_end(st, ST_INCOMPLETE);
+            return ST_INCOMPLETE;
     }
     if (!release)
-        return db_end(st, end_experiment(c, run, r.exp, outcome, reason, now) ? ST_ERROR : ST_OK);
+        return end_experiment(c, run, r.exp, outcome, reason, now) ? ST_ERROR : ST_OK;
     /* Given back (the worker is stopping): queued again without spending an
      * attempt, since nothing failed; a cancel asked meanwhile wins. */
     char why[200];
@@ -488,14 +519,31 @@ int store_finish(struct store *st, const struct finish *f, struct points_held *h
              reason ? ": " : "", reason ? reason : "");
     sqlite3_stmt *s = db_stmt(c, q_end_run);
     if (!s)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, run);
     if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_release)))
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, r.exp);
     sqlite3_bind_text(s, 2, why, -1, SQLITE_TRANSIENT);
     sqlite3_bind_double(s, 3, now);
-    return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
+    return db_exec(c, s) == 0 ? ST_OK : ST_ERROR;
+}
+
+struct finish_job {
+    const struct finish *f;
+    struct points_held *held;
+};
+
+static int finish_job(struct store *st, void *arg)
+{
+    struct finish_job *j = arg;
+    return finish(st, j->f, j->held);
+}
+
+int store_finish(struct store *st, const struct finish *f, struct points_held *held)
+{
+    struct finish_job j = {f, held};
+    return db_run(st, finish_job, &j);
 }
 
 int db_requeue(struct conn *c, int64_t run, int64_t exp, int attempts, int max_attempts,
@@ -517,11 +565,8 @@ int db_requeue(struct conn *c, int64_t run, int64_t exp, int attempts, int max_a
     return db_exec(c, s);
 }
 
-int store_reap(struct store *st, double rendezvous_s, int *expired)
+static int reap(struct store *st, double rendezvous_s, int *expired)
 {
-    *expired = 0;
-    if (db_begin(st) != 0)
-        return ST_ERROR;
     struct conn *c = &st->writer;
     double now = store_now();
     struct lapsed {
@@ -531,7 +576,7 @@ int store_reap(struct store *st, double rendezvous_s, int *expired)
     int n = 0, cap = 0, rc;
     sqlite3_stmt *s = db_stmt(c, q_lapsed);
     if (!s)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     sqlite3_bind_double(s, 1, now);
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         if (n == cap) {
@@ -539,7 +584,7 @@ int store_reap(struct store *st, double rendezvous_s, int *expired)
             void *p = realloc(l, (size_t)cap * sizeof *l);
             if (!p) {
                 free(l);
-                return db_end(st, ST_ERROR);
+                return ST_ERROR;
             }
             l = p;
         }
@@ -550,7 +595,7 @@ int store_reap(struct store *st, double rendezvous_s, int *expired)
     }
     if (rc != SQLITE_DONE) {
         free(l);
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     }
     for (int i = 0; i < n; i++) {
         char reason[200], gang[64] = "";
@@ -565,21 +610,39 @@ int store_reap(struct store *st, double rendezvous_s, int *expired)
     }
     free(l);
     if (*expired != n)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     int late = 0;
     if (db_reap_rendezvous(c, now, rendezvous_s, &late) != 0)
-        return db_end(st, ST_ERROR);
+        return ST_ERROR;
     n += late;
     *expired = n;
     if (n) {
         if (!(s = db_stmt(c, q_bump_counter)))
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         sqlite3_bind_text(s, 1, "lease_expiries", -1, SQLITE_STATIC);
         sqlite3_bind_int(s, 2, n);
         if (db_exec(c, s) != 0)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
     }
-    rc = db_end(st, ST_OK);
+    return ST_OK;
+}
+
+struct reap_job {
+    double rendezvous_s;
+    int *expired;
+};
+
+static int reap_job(struct store *st, void *arg)
+{
+    struct reap_job *j = arg;
+    return reap(st, j->rendezvous_s, j->expired);
+}
+
+int store_reap(struct store *st, double rendezvous_s, int *expired)
+{
+    *expired = 0;
+    struct reap_job j = {rendezvous_s, expired};
+    int rc = db_run(st, reap_job, &j);
     if (rc != ST_OK)
         *expired = 0;
     return rc;

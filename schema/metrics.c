@@ -50,17 +50,17 @@ static int put_latest(struct conn *c, int64_t exp, const struct metric_point *p)
     return db_exec(c, s);
 }
 
-int store_report(struct store *st, int64_t run, const struct metric_point *pts, int n,
-                 const struct log_line *lines, int nl)
+static int report(struct store *st, int64_t run, const struct metric_point *pts, int n,
+                  const struct log_line *lines, int nl)
 {
     struct conn *c = &st->writer;
     double now;
     struct run_row r;
-    int rc = db_begin_run(st, run, &now, &r);
+    int rc = db_run_row(st, run, &now, &r);
     if (rc != ST_OK)
         return rc;
     if (!r.active)
-        return db_end(st, ST_CONFLICT);
+        return ST_CONFLICT;
     long max_step = 0;
     /* The newest point of each scalar name in the batch: only those touch
      * the latest table (a batch is usually one name over many steps). */
@@ -69,7 +69,7 @@ int store_report(struct store *st, int64_t run, const struct metric_point *pts, 
     for (int i = 0; i < n; i++) {
         sqlite3_stmt *s = db_stmt(c, q_put_metric);
         if (!s)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         sqlite3_bind_int64(s, 1, r.exp);
         sqlite3_bind_text(s, 2, pts[i].name, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 3, pts[i].step);
@@ -79,7 +79,7 @@ int store_report(struct store *st, int64_t run, const struct metric_point *pts, 
         else
             sqlite3_bind_double(s, 5, pts[i].value);
         if (db_exec(c, s) != 0)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         if (pts[i].step > max_step)
             max_step = pts[i].step;
         if (pts[i].layer >= 0)
@@ -93,27 +93,47 @@ int store_report(struct store *st, int64_t run, const struct metric_point *pts, 
             continue;
         }
         if (n_names == MAX_NAMES && put_latest(c, r.exp, &pts[newest[--n_names]]) != 0)
-            return db_end(st, ST_ERROR);  /* table full: flush one, reuse its slot */
+            return ST_ERROR;  /* table full: flush one, reuse its slot */
         newest[n_names++] = i;
     }
     for (int k = 0; k < n_names; k++)
         if (put_latest(c, r.exp, &pts[newest[k]]) != 0)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
     for (int i = 0; i < nl; i++) {
         sqlite3_stmt *s = db_stmt(c, q_put_log);
         if (!s)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         sqlite3_bind_int64(s, 1, r.exp);
         sqlite3_bind_int64(s, 2, run);
         sqlite3_bind_int64(s, 3, lines[i].seq);
         sqlite3_bind_double(s, 4, now);
         sqlite3_bind_text(s, 5, lines[i].line, -1, SQLITE_STATIC);
         if (db_exec(c, s) != 0)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
     }
     if (db_touch_worker(c, r.worker, now) != 0 || (n && db_advance_step(c, r.exp, max_step) != 0))
-        return db_end(st, ST_ERROR);
-    return db_end(st, ST_OK);
+        return ST_ERROR;
+    return ST_OK;
+}
+
+struct batch {
+    int64_t run;
+    const struct metric_point *pts;
+    const struct log_line *lines;
+    int n, nl;
+};
+
+static int report_job(struct store *st, void *arg)
+{
+    struct batch *b = arg;
+    return report(st, b->run, b->pts, b->n, b->lines, b->nl);
+}
+
+int store_report(struct store *st, int64_t run, const struct metric_point *pts, int n,
+                 const struct log_line *lines, int nl)
+{
+    struct batch b = {run, pts, lines, n, nl};
+    return db_run(st, report_job, &b);
 }
 
 static int exists(struct conn *c, int64_t exp)

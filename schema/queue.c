@@ -68,84 +68,96 @@ static int insert_exp(struct conn *c, const struct new_experiment *e, int64_t sw
     return ST_OK;
 }
 
+/* A submission, one experiment or a sweep's cells. With an idempotency key
+ * already used, nothing is written: ST_OK (*replayed) when the body is the
+ * same, ST_CONFLICT when not; db_run answers either once what was read is
+ * on disk. */
+struct submission {
+    const char *body, *idem_key;  /* body: a sweep's */
+    const struct new_experiment *cells;
+    int n, sweep;                 /* not a sweep: one experiment, cells[0] */
+    int64_t *id;
+    int *replayed;
+};
+
+static int submit(struct store *st, void *arg)
+{
+    struct submission *u = arg;
+    struct conn *c = &st->writer;
+    if (u->idem_key) {
+        int rc = u->sweep ? lookup_idem(c, q_idem_sweep, u->idem_key, u->body, u->id)
+                      : lookup_idem(c, q_idem_exp, u->idem_key, u->cells->spec_json, u->id);
+        if (rc == ST_OK || rc == ST_CONFLICT) {
+            *u->replayed = rc == ST_OK;
+            return rc;
+        }
+        if (rc == ST_ERROR)
+            return ST_ERROR;
+    }
+    double now = store_now();
+    if (!u->sweep)
+        return insert_exp(c, u->cells, 0, u->idem_key, now, u->id);
+    sqlite3_stmt *s = db_stmt(c, q_insert_sweep);
+    if (!s)
+        return ST_ERROR;
+    sqlite3_bind_double(s, 1, now);
+    db_bind_text(s, 2, u->idem_key);
+    db_bind_text(s, 3, u->body);
+    if (db_exec(c, s) != 0)
+        return ST_ERROR;
+    *u->id = sqlite3_last_insert_rowid(c->db);
+    for (int i = 0; i < u->n; i++) {
+        int64_t id;
+        if (insert_exp(c, &u->cells[i], *u->id, NULL, now, &id) != ST_OK)
+            return ST_ERROR;
+    }
+    return ST_OK;
+}
+
 int store_create_experiment(struct store *st, const struct new_experiment *e, const char *idem_key,
                             int64_t *id, int *replayed)
 {
     *replayed = 0;
-    if (db_begin(st) != 0)
-        return ST_ERROR;
-    struct conn *c = &st->writer;
-    if (idem_key) {
-        int rc = lookup_idem(c, q_idem_exp, idem_key, e->spec_json, id);
-        if (rc == ST_OK || rc == ST_CONFLICT) {
-            *replayed = rc == ST_OK;
-            /* nothing to write, but what was read must be on disk */
-            return db_end(st, ST_CONFLICT) == ST_ERROR ? ST_ERROR : rc;
-        }
-        if (rc == ST_ERROR)
-            return db_end(st, ST_ERROR);
-    }
-    return db_end(st, insert_exp(c, e, 0, idem_key, store_now(), id));
+    struct submission u = {NULL, idem_key, e, 1, 0, id, replayed};
+    return db_run(st, submit, &u);
 }
 
 int store_create_sweep(struct store *st, const char *body, const char *idem_key,
                        const struct new_experiment *cells, int n, int64_t *sweep_id, int *replayed)
 {
     *replayed = 0;
-    if (db_begin(st) != 0)
-        return ST_ERROR;
-    struct conn *c = &st->writer;
-    if (idem_key) {
-        int rc = lookup_idem(c, q_idem_sweep, idem_key, body, sweep_id);
-        if (rc == ST_OK || rc == ST_CONFLICT) {
-            *replayed = rc == ST_OK;
-            return db_end(st, ST_CONFLICT) == ST_ERROR ? ST_ERROR : rc;
-        }
-        if (rc == ST_ERROR)
-            return db_end(st, ST_ERROR);
-    }
-    double now = store_now();
-    sqlite3_stmt *s = db_stmt(c, q_insert_sweep);
-    if (!s)
-        return db_end(st, ST_ERROR);
-    sqlite3_bind_double(s, 1, now);
-    db_bind_text(s, 2, idem_key);
-    db_bind_text(s, 3, body);
-    if (db_exec(c, s) != 0)
-        return db_end(st, ST_ERROR);
-    *sweep_id = sqlite3_last_insert_rowid(c->db);
-    for (int i = 0; i < n; i++) {
-        int64_t id;
-        if (insert_exp(c, &cells[i], *sweep_id, NULL, now, &id) != ST_OK)
-            return db_end(st, ST_ERROR);
-    }
-    return db_end(st, ST_OK);
+    struct submission u = {body, idem_key, cells, n, 1, sweep_id, replayed};
+    return db_run(st, submit, &u);
 }
 
-int store_cancel(struct store *st, int64_t id)
+static int cancel(struct store *st, void *arg)
 {
-    if (db_begin(st) != 0)
-        return ST_ERROR;
+    int64_t id = *(int64_t *)arg;
     struct conn *c = &st->writer;
     sqlite3_stmt *s;
     int rc = db_one_row(c, q_exp_state, id, &s);
     if (rc != ST_OK)
-        return db_end(st, rc);
+        return rc;
     char state[16];
     snprintf(state, sizeof state, "%s", (const char *)sqlite3_column_text(s, 0));
     if (!strcmp(state, "queued")) {
         s = db_stmt(c, q_cancel_queued);
         if (!s)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         sqlite3_bind_int64(s, 1, id);
         sqlite3_bind_double(s, 2, store_now());
     } else if (!strcmp(state, "running")) {
         s = db_stmt(c, q_cancel_running);
         if (!s)
-            return db_end(st, ST_ERROR);
+            return ST_ERROR;
         sqlite3_bind_int64(s, 1, id);
     } else {
-        return db_end(st, ST_CONFLICT);
+        return ST_CONFLICT;
     }
-    return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
+    return db_exec(c, s) == 0 ? ST_OK : ST_ERROR;
+}
+
+int store_cancel(struct store *st, int64_t id)
+{
+    return db_run(st, cancel, &id);
 }

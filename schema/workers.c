@@ -27,24 +27,35 @@ static const char q_workers[] =
     " w.waiting_until"
     " FROM workers w WHERE w.removed IS NULL ORDER BY w.id";
 
-int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
-                          const char *host, int64_t *id)
+struct new_worker {
+    const char *name, *device, *host;
+    int capacity;
+    int64_t *id;
+};
+
+static int register_worker(struct store *st, void *arg)
 {
-    if (db_begin(st) != 0)
-        return ST_ERROR;
+    struct new_worker *w = arg;
     struct conn *c = &st->writer;
     sqlite3_stmt *s = db_stmt(c, q_insert_worker);
     if (!s)
-        return db_end(st, ST_ERROR);
-    db_bind_text(s, 1, name);
-    db_bind_text(s, 2, device);
-    sqlite3_bind_int(s, 3, capacity);
+        return ST_ERROR;
+    db_bind_text(s, 1, w->name);
+    db_bind_text(s, 2, w->device);
+    sqlite3_bind_int(s, 3, w->capacity);
     sqlite3_bind_double(s, 4, store_now());
-    db_bind_text(s, 5, host);
+    db_bind_text(s, 5, w->host);
     if (db_exec(c, s) != 0)
-        return db_end(st, ST_ERROR);
-    *id = sqlite3_last_insert_rowid(c->db);
-    return db_end(st, ST_OK);
+        return ST_ERROR;
+    *w->id = sqlite3_last_insert_rowid(c->db);
+    return ST_OK;
+}
+
+int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
+                          const char *host, int64_t *id)
+{
+    struct new_worker w = {name, device, host, capacity, id};
+    return db_run(st, register_worker, &w);
 }
 
 int db_touch_worker(struct conn *c, int64_t worker, double now)
@@ -63,44 +74,60 @@ static const char *worker_state(int stopped, double age, double lost_after, int 
     return stopped ? "offline" : age > lost_after ? "lost" : runs ? "busy" : "idle";
 }
 
-int store_worker_offline(struct store *st, int64_t worker)
+static int worker_offline(struct store *st, void *arg)
 {
-    if (db_begin(st) != 0)
-        return ST_ERROR;
     struct conn *c = &st->writer;
     sqlite3_stmt *s = db_stmt(c, q_worker_stop);
     if (!s)
-        return db_end(st, ST_ERROR);
-    sqlite3_bind_int64(s, 1, worker);
+        return ST_ERROR;
+    sqlite3_bind_int64(s, 1, *(int64_t *)arg);
     sqlite3_bind_double(s, 2, store_now());
     if (db_exec(c, s) != 0)
-        return db_end(st, ST_ERROR);
-    return db_end(st, sqlite3_changes(c->db) ? ST_OK : ST_NOTFOUND);
+        return ST_ERROR;
+    return sqlite3_changes(c->db) ? ST_OK : ST_NOTFOUND;
+}
+
+int store_worker_offline(struct store *st, int64_t worker)
+{
+    return db_run(st, worker_offline, &worker);
+}
+
+struct removal {
+    int64_t worker;
+    double lost_after;
+    char *state;
+    size_t n;
+    int *runs;
+};
+
+static int remove_worker(struct store *st, void *arg)
+{
+    struct removal *m = arg;
+    struct conn *c = &st->writer;
+    double now = store_now();
+    sqlite3_stmt *s;
+    int rc = db_one_row(c, q_worker_gone, m->worker, &s);
+    if (rc != ST_OK)
+        return rc;
+    *m->runs = sqlite3_column_int(s, 2);
+    const char *is = worker_state(sqlite3_column_int(s, 1), now - sqlite3_column_double(s, 0),
+                                  m->lost_after, *m->runs);
+    snprintf(m->state, m->n, "%s", is);
+    /* A worker still heard from, or one whose run has yet to lapse, stays. */
+    if (*m->runs || (strcmp(is, "offline") && strcmp(is, "lost")))
+        return ST_CONFLICT;
+    if (!(s = db_stmt(c, q_worker_remove)))
+        return ST_ERROR;
+    sqlite3_bind_int64(s, 1, m->worker);
+    sqlite3_bind_double(s, 2, now);
+    return db_exec(c, s) == 0 ? ST_OK : ST_ERROR;
 }
 
 int store_remove_worker(struct store *st, int64_t worker, double lost_after, char *state,
                         size_t n, int *runs)
 {
-    if (db_begin(st) != 0)
-        return ST_ERROR;
-    struct conn *c = &st->writer;
-    double now = store_now();
-    sqlite3_stmt *s;
-    int rc = db_one_row(c, q_worker_gone, worker, &s);
-    if (rc != ST_OK)
-        return db_end(st, rc);
-    *runs = sqlite3_column_int(s, 2);
-    const char *is = worker_state(sqlite3_column_int(s, 1), now - sqlite3_column_double(s, 0),
-                                  lost_after, *runs);
-    snprintf(state, n, "%s", is);
-    /* A worker still heard from, or one whose run has yet to lapse, stays. */
-    if (*runs || (strcmp(is, "offline") && strcmp(is, "lost")))
-        return db_end(st, ST_CONFLICT);
-    if (!(s = db_stmt(c, q_worker_remove)))
-        return db_end(st, ST_ERROR);
-    sqlite3_bind_int64(s, 1, worker);
-    sqlite3_bind_double(s, 2, now);
-    return db_end(st, db_exec(c, s) == 0 ? ST_OK : ST_ERROR);
+    struct removal m = {worker, lost_after, state, n, runs};
+    return db_run(st, remove_worker, &m);
 }
 
 json_t *db_worker_rows(struct conn *c, double lost_after)
