@@ -30,6 +30,7 @@ struct app {
     struct req *waiters;                 /* suspended long-polls (leases, rendezvous) */
     struct writes *writes;               /* the writing routes' threads (writes.h) */
     int inflight;
+    int store_pending;                   /* leases the store is yet to answer */
     struct http_stats stats;
 };
 

@@ -35,6 +35,9 @@ struct req {
     int close;                    /* it failed without an answer: close the connection */
     struct MHD_Response *answer;  /* the kept reply, queued when libmicrohttpd calls again */
     int answer_status;
+    /* a lease claimed by the store's thread while the connection waits (worker_api.c) */
+    struct lease lease;
+    int lease_formed, lease_rc, lease_ready;
 };
 
 enum MHD_Result reply_json(struct req *r, int status, json_t *body);  /* steals body */

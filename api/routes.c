@@ -33,7 +33,7 @@ static const struct route routes[] = {
     {"GET", "/v1/workers", h_workers, AUTH_CLIENT, "GET", 0},
     {"DELETE", "/v1/workers/{id}", h_remove_worker, AUTH_CLIENT, "DELETE", 1},
     {"POST", "/v1/workers/register", h_register, AUTH_WORKER, "POST", 1},
-    {"POST", "/v1/workers/{id}/lease", h_lease, AUTH_WORKER, "POST", 1},
+    {"POST", "/v1/workers/{id}/lease", h_lease, AUTH_WORKER, "POST", 0},
     {"POST", "/v1/workers/{id}/offline", h_worker_offline, AUTH_WORKER, "POST", 1},
     {"POST", "/v1/runs/{id}/heartbeat", h_heartbeat, AUTH_WORKER, "POST", 0},
     {"POST", "/v1/runs/{id}/metrics", h_report, AUTH_WORKER, "POST", 1},

@@ -299,6 +299,8 @@ void api_stop(struct api_server *s, double grace_s)
      * place), then the long-polls that may have parked meanwhile go. */
     writes_stop(app->writes);
     pthread_mutex_lock(&app->lock);
+    while (app->store_pending > 0)
+        pthread_cond_wait(&app->wake, &app->lock);
     longpoll_resume_all(app);
     pthread_mutex_unlock(&app->lock);
     MHD_stop_daemon(s->d);

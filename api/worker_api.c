@@ -124,6 +124,23 @@ static enum MHD_Result reply_lease(struct req *r, struct lease *l)
     return ret;
 }
 
+/* The store's answer to a lease (on its thread): the handler runs again. */
+static void lease_taken(void *ctx, int rc)
+{
+    struct req *r = ctx;
+    struct app *app = r->app;
+    r->lease_rc = rc;
+    r->lease_ready = 1;
+    MHD_resume_connection(r->conn);
+    pthread_mutex_lock(&app->lock);
+    if (--app->store_pending == 0 && app->stopping)
+        pthread_cond_broadcast(&app->wake); /* api_stop waits for it */
+    pthread_mutex_unlock(&app->lock);
+}
+
+/* A lease is claimed on the store's thread while the connection waits
+ * suspended (store_lease_start): the HTTP thread serves its other
+ * connections meanwhile, and no write thread stands between them. */
 enum MHD_Result h_lease(struct req *r, int64_t worker)
 {
     enum MHD_Result ret;
@@ -148,10 +165,28 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
             wait = r->app->long_poll_max_s;
         r->poll_deadline = store_now() + wait;
     }
-    struct lease lease;
-    int formed;
-    struct lease_policy p = {r->app->lease_s, r->poll_deadline, r->app->rendezvous_s};
-    int rc = store_lease(r->app->store, worker, &p, &lease, &formed);
+    struct app *app = r->app;
+    if (!r->lease_ready) {
+        struct lease_policy p = {app->lease_s, r->poll_deadline, app->rendezvous_s};
+        pthread_mutex_lock(&app->lock);
+        int stopping = app->stopping;
+        app->store_pending += !stopping;
+        pthread_mutex_unlock(&app->lock);
+        if (stopping) {
+            /* the server is stopping, and must find no connection suspended */
+            r->lease_rc = store_lease(app->store, worker, &p, &r->lease, &r->lease_formed);
+        } else {
+            /* suspended before the store can answer, so its resume never comes first */
+            MHD_suspend_connection(r->conn);
+            if (store_lease_start(app->store, worker, &p, &r->lease, &r->lease_formed,
+                                  lease_taken, r) != ST_OK)
+                lease_taken(r, ST_ERROR);
+            return MHD_YES;
+        }
+    }
+    r->lease_ready = 0;
+    struct lease lease = r->lease;
+    int formed = r->lease_formed, rc = r->lease_rc;
     if (rc != ST_OK)
         return reply_store(r, rc, "worker");
     if (formed) /* the gang's other ranks are parked: tell them now */

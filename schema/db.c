@@ -232,12 +232,15 @@ int db_exec(struct conn *c, sqlite3_stmt *s)
     return 0;
 }
 
-/* A write waiting for the committer, on its caller's stack. */
+/* A write waiting for the committer: on its caller's stack (db_run), or
+ * on the heap with a callback (db_submit). */
 struct job {
     db_job_fn fn;
     void *arg;
     int rc, done;
     pthread_cond_t done_cv;
+    db_done_fn then;
+    void *ctx;
     struct job *next;
 };
 
@@ -303,9 +306,20 @@ static void *committer(void *arg)
         last->next = NULL;
         pthread_mutex_unlock(&st->gate);
         run_batch(st, batch);
+        struct job *waiting = NULL;
+        for (struct job *j = batch, *next; j; j = next) {
+            next = j->next;
+            if (j->then) {
+                j->then(j->ctx, j->rc);
+                free(j);
+            } else {
+                j->next = waiting;
+                waiting = j;
+            }
+        }
         pthread_mutex_lock(&st->gate);
         st->commits++;
-        for (struct job *j = batch, *next; j; j = next) {
+        for (struct job *j = waiting, *next; j; j = next) {
             next = j->next; /* j is gone once its caller sees done */
             j->done = 1;
             pthread_cond_signal(&j->done_cv);
@@ -315,22 +329,44 @@ static void *committer(void *arg)
     return NULL;
 }
 
+/* Queues j, with gate held: 0, or -1 once the store is closing. */
+static int enqueue(struct store *st, struct job *j)
+{
+    if (st->closing)
+        return -1;
+    if (st->jobs_tail)
+        st->jobs_tail->next = j;
+    else
+        st->jobs = j;
+    st->jobs_tail = j;
+    pthread_cond_signal(&st->queued);
+    return 0;
+}
+
+int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *ctx)
+{
+    struct job *j = calloc(1, sizeof *j);
+    if (!j)
+        return -1;
+    *j = (struct job){.fn = fn, .arg = arg, .rc = ST_ERROR, .then = then, .ctx = ctx};
+    pthread_mutex_lock(&st->gate);
+    int rc = enqueue(st, j);
+    pthread_mutex_unlock(&st->gate);
+    if (rc != 0)
+        free(j);
+    return rc;
+}
+
 int db_run(struct store *st, db_job_fn fn, void *arg)
 {
     struct job j = {.fn = fn, .arg = arg, .rc = ST_ERROR};
     pthread_cond_init(&j.done_cv, NULL);
     pthread_mutex_lock(&st->gate);
-    if (st->closing) {
+    if (enqueue(st, &j) != 0) {
         pthread_mutex_unlock(&st->gate);
         pthread_cond_destroy(&j.done_cv);
         return ST_ERROR;
     }
-    if (st->jobs_tail)
-        st->jobs_tail->next = &j;
-    else
-        st->jobs = &j;
-    st->jobs_tail = &j;
-    pthread_cond_signal(&st->queued);
     while (!j.done)
         pthread_cond_wait(&j.done_cv, &st->gate);
     pthread_mutex_unlock(&st->gate);

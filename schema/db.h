@@ -108,10 +108,15 @@ int db_exec(struct conn *c, sqlite3_stmt *s);
  * else to undo it (a refused request leaves no trace). It must not call
  * db_run. */
 typedef int (*db_job_fn)(struct store *st, void *arg);
+typedef void (*db_done_fn)(void *ctx, int rc);
 /* Runs fn(st, arg) with the writes queued beside it, and returns once its
  * batch is committed (on disk): fn's result, or ST_ERROR when the batch
  * could not be committed. */
 int db_run(struct store *st, db_job_fn fn, void *arg);
+/* db_run without the wait: then(ctx, rc) is called on the committer's
+ * thread once the batch is committed. 0, or -1 (out of memory, the store
+ * closing) when nothing was queued. */
+int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *ctx);
 /* How many batches the writer has committed (fsyncs, at most). */
 long db_commits(struct store *st);
 /* Writes the heartbeats noted since the last call into the open write

@@ -278,6 +278,43 @@ static int lease_job(struct store *st, void *arg)
     return lease(st, j->worker, j->p, j->out, j->formed);
 }
 
+/* store_lease_start's: the job, the policy it points to, the caller's callback */
+struct lease_start {
+    struct lease_job j;
+    struct lease_policy p;
+    db_done_fn then;
+    void *ctx;
+};
+
+static void lease_started(void *arg, int rc)
+{
+    struct lease_start *ls = arg;
+    if (rc != ST_OK) { /* what it took was not made durable */
+        lease_free(ls->j.out);
+        *ls->j.out = (struct lease){0};
+        *ls->j.formed = 0;
+    }
+    ls->then(ls->ctx, rc);
+    free(ls);
+}
+
+int store_lease_start(struct store *st, int64_t worker, const struct lease_policy *p,
+                      struct lease *out, int *formed, void (*then)(void *ctx, int rc), void *ctx)
+{
+    *out = (struct lease){0};
+    *formed = 0;
+    struct lease_start *ls = malloc(sizeof *ls);
+    if (!ls)
+        return ST_ERROR;
+    *ls = (struct lease_start){{worker, NULL, out, formed}, *p, then, ctx};
+    ls->j.p = &ls->p;
+    if (db_submit(st, lease_job, &ls->j, lease_started, ls) != 0) {
+        free(ls);
+        return ST_ERROR;
+    }
+    return ST_OK;
+}
+
 int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
                 int *formed)
 {

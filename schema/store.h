@@ -111,6 +111,12 @@ void lease_free(struct lease *l);
  * other ranks are waiting to be told. */
 int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
                 int *formed);
+/* store_lease without waiting for it: then(ctx, rc) is called, on the
+ * store's own thread, once the lease is on disk or has failed (out and
+ * formed must live until then). ST_OK, or ST_ERROR when it could not be
+ * started (then is not called). */
+int store_lease_start(struct store *st, int64_t worker, const struct lease_policy *p,
+                      struct lease *out, int *formed, void (*then)(void *ctx, int rc), void *ctx);
 /* A rank's heartbeat: extends its lease (a gang's run lasts while every
  * rank's does); ST_INVALID for a rank the run does not have. The extension
  * is noted in memory and written with the next write (schema/beats.c):
