@@ -26,7 +26,8 @@ struct app {
     /* running state */
     volatile int stopping;
     pthread_mutex_t lock;                /* guards waiters and inflight */
-    pthread_cond_t wake;
+    pthread_cond_t wake;                 /* work may have appeared: the waker resumes long-polls */
+    pthread_cond_t idle;                 /* a request ended: api_stop counts them down */
     struct req *waiters;                 /* suspended long-polls (leases, rendezvous) */
     struct writes *writes;               /* the writing routes' threads (writes.h) */
     int inflight;

@@ -29,6 +29,7 @@ void app_init(struct app *app)
 {
     pthread_mutex_init(&app->lock, NULL);
     pthread_cond_init(&app->wake, NULL);
+    pthread_cond_init(&app->idle, NULL);
     prom_init(&app->stats);
 }
 
@@ -36,6 +37,7 @@ void app_destroy(struct app *app)
 {
     pthread_mutex_destroy(&app->lock);
     pthread_cond_destroy(&app->wake);
+    pthread_cond_destroy(&app->idle);
     prom_destroy(&app->stats);
 }
 
@@ -146,7 +148,9 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
     pthread_mutex_lock(&app->lock);
     app->inflight--;
-    pthread_cond_broadcast(&app->wake);
+    /* not wake: an answer sent is no new work, and the waker resumes every
+     * parked long-poll each time it wakes */
+    pthread_cond_broadcast(&app->idle);
     pthread_mutex_unlock(&app->lock);
     free(r->body);
     free(r->url);
@@ -290,7 +294,7 @@ void api_stop(struct api_server *s, double grace_s)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&app->wake, &app->lock, &ts);
+        pthread_cond_timedwait(&app->idle, &app->lock, &ts);
     }
     longpoll_resume_all(app);
     pthread_mutex_unlock(&app->lock);
@@ -300,7 +304,7 @@ void api_stop(struct api_server *s, double grace_s)
     writes_stop(app->writes);
     pthread_mutex_lock(&app->lock);
     while (app->store_pending > 0)
-        pthread_cond_wait(&app->wake, &app->lock);
+        pthread_cond_wait(&app->idle, &app->lock);
     longpoll_resume_all(app);
     pthread_mutex_unlock(&app->lock);
     MHD_stop_daemon(s->d);

@@ -134,7 +134,7 @@ static void lease_taken(void *ctx, int rc)
     MHD_resume_connection(r->conn);
     pthread_mutex_lock(&app->lock);
     if (--app->store_pending == 0 && app->stopping)
-        pthread_cond_broadcast(&app->wake); /* api_stop waits for it */
+        pthread_cond_broadcast(&app->idle); /* api_stop waits for it */
     pthread_mutex_unlock(&app->lock);
 }
 
