@@ -45,8 +45,6 @@ enum MHD_Result h_rendezvous_get(struct req *r, int64_t id);
 void longpoll_wake(struct app *app);
 /* Parks the request until work may exist or its deadline: api/longpoll.c */
 enum MHD_Result longpoll_park(struct req *r);
-/* Parks a request that is suspended already (a write thread's: writes.c). */
-void longpoll_hold(struct req *r);
 /* Resumes every parked request; the caller holds app->lock (api/server.c). */
 void longpoll_resume_all(struct app *app);
 

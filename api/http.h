@@ -31,7 +31,6 @@ struct req {
     int64_t job_id;
     struct req *next_job;
     int deferred;                 /* running there: replies are kept, not queued */
-    int park;                     /* it asked to wait for work (longpoll.c) */
     int close;                    /* it failed without an answer: close the connection */
     struct MHD_Response *answer;  /* the kept reply, queued when libmicrohttpd calls again */
     int answer_status;

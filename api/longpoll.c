@@ -8,11 +8,6 @@
 enum MHD_Result longpoll_park(struct req *r)
 {
     struct app *app = r->app;
-    if (r->deferred) {
-        /* suspended already, by writes_defer: its thread parks it (writes.c) */
-        r->park = 1;
-        return MHD_YES;
-    }
     /* Suspending under the lock the waker takes to resume means the waker
      * can never resume a request that is not yet suspended. */
     pthread_mutex_lock(&app->lock);
@@ -22,16 +17,6 @@ enum MHD_Result longpoll_park(struct req *r)
     MHD_suspend_connection(r->conn);
     pthread_mutex_unlock(&app->lock);
     return MHD_YES;
-}
-
-void longpoll_hold(struct req *r)
-{
-    struct app *app = r->app;
-    pthread_mutex_lock(&app->lock);
-    r->next_waiter = app->waiters;
-    app->waiters = r;
-    r->suspended = 1;
-    pthread_mutex_unlock(&app->lock);
 }
 
 void longpoll_wake(struct app *app)

@@ -15,20 +15,6 @@ struct writes {
     pthread_t th[];
 };
 
-/* The handler ran: its answer is kept in r, or it wants to wait for work
- * (a lease long-poll); the connection is resumed for the one, parked for
- * the other. After either, r belongs to libmicrohttpd again. */
-static void finish(struct req *r)
-{
-    r->deferred = 0;
-    if (r->park) {
-        r->park = 0;
-        longpoll_hold(r);
-        return;
-    }
-    MHD_resume_connection(r->conn);
-}
-
 static void *loop(void *arg)
 {
     struct writes *w = arg;
@@ -45,7 +31,9 @@ static void *loop(void *arg)
         pthread_mutex_unlock(&w->lock);
         if (r->job(r, r->job_id) == MHD_NO && !r->answer)
             r->close = 1;
-        finish(r);
+        /* its answer is kept in r, which belongs to libmicrohttpd again */
+        r->deferred = 0;
+        MHD_resume_connection(r->conn);
         pthread_mutex_lock(&w->lock);
     }
     pthread_mutex_unlock(&w->lock);

@@ -14,7 +14,8 @@ struct writes;
 /* Starts n threads. 0, or -1 with err filled. */
 int writes_start(int n, struct writes **out, char *err, size_t errlen);
 /* Suspends r and queues fn(r, id) for a thread of w; where w is NULL or
- * stopped, runs it here and now. */
+ * stopped, runs it here and now. fn answers; it must not park the request
+ * (longpoll_park suspends a connection this has suspended already). */
 enum MHD_Result writes_defer(struct writes *w, struct req *r, handler_fn fn, int64_t id);
 /* Runs what is queued, resumes its connections, and joins the threads;
  * writes_defer runs handlers in place from then on. */

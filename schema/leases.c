@@ -278,6 +278,17 @@ static int lease_job(struct store *st, void *arg)
     return lease(st, j->worker, j->p, j->out, j->formed);
 }
 
+/* After the commit: a lease whose batch failed was not made durable, and
+ * what the job took is given back. */
+static void lease_settle(struct lease_job *j, int rc)
+{
+    if (rc == ST_OK)
+        return;
+    lease_free(j->out);
+    *j->out = (struct lease){0};
+    *j->formed = 0;
+}
+
 /* store_lease_start's: the job, the policy it points to, the caller's callback */
 struct lease_start {
     struct lease_job j;
@@ -289,11 +300,7 @@ struct lease_start {
 static void lease_started(void *arg, int rc)
 {
     struct lease_start *ls = arg;
-    if (rc != ST_OK) { /* what it took was not made durable */
-        lease_free(ls->j.out);
-        *ls->j.out = (struct lease){0};
-        *ls->j.formed = 0;
-    }
+    lease_settle(&ls->j, rc);
     ls->then(ls->ctx, rc);
     free(ls);
 }
@@ -322,11 +329,7 @@ int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, 
     *formed = 0;
     struct lease_job j = {worker, p, out, formed};
     int rc = db_run(st, lease_job, &j);
-    if (rc != ST_OK) { /* what it took was not made durable */
-        lease_free(out);
-        *out = (struct lease){0};
-        *formed = 0;
-    }
+    lease_settle(&j, rc);
     return rc;
 }
 
