@@ -124,7 +124,7 @@ static enum MHD_Result reply_lease(struct req *r, struct lease *l)
     return ret;
 }
 
-/* The store's answer to a lease (on its thread): the handler runs again. */
+/* The store's answer to a lease (on its answering thread): the handler runs again. */
 static void lease_taken(void *ctx, int rc)
 {
     struct req *r = ctx;

@@ -3,14 +3,22 @@
  *   bench_server PORT SPEC_FILE [SECONDS]
  * Measures GET /v1/experiments/{id} and GET /metrics at 32 connections
  * (requests/s, p50, p99), metric points/s ingested in batches of 1000,
- * submissions/s and leases/s at 32 connections. The server should run with
+ * submissions/s at 32 connections, and leases/s for 2,500 workers of 8 slots
+ * (all registered before the clock starts), half of them at 32 connections
+ * and half at 128, as many as a busy fleet's workers ask at once (group
+ * commit's batches grow with them). The server should run with
  * --log-requests 0. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "bench/loadgen.h"
+
+/* a worker's slots in the lease phase: a node of 8 GPUs, or a CPU worker
+ * running 8 small jobs */
+enum { SLOTS = 8 };
 
 static int port;
 static double seconds = 5;
@@ -18,7 +26,6 @@ static double seconds = 5;
 struct job {
     const char *method, *path;
     const char *body;
-    int worker;          /* lease mode: the worker id */
     long n;              /* completed requests */
     long errors;
     double *lat;
@@ -121,22 +128,114 @@ static void *submit_loop(void *arg)
     return NULL;
 }
 
-static void *lease_loop(void *arg)
+/* A lease connection: its share of the workers, each leased until it is
+ * full (SLOTS leases), one request in flight. */
+struct lconn {
+    int fd;
+    const int *workers;
+    int n_workers, k, slot;
+    long leases;
+    size_t got;
+    char in[1 << 14];
+};
+
+/* The next request of c: 0, or -1 when it cannot be sent. */
+static int lconn_ask(struct lconn *c)
 {
-    struct job *j = arg;
-    static __thread char buf[1 << 16];
-    char path[64];
-    snprintf(path, sizeof path, "/v1/workers/%d/lease", j->worker);
-    int fd = dial(port);
-    for (;;) {
-        int st = fd >= 0 ? roundtrip(fd, "POST", path, "{\"wait\":0}", buf, sizeof buf, NULL) : -1;
-        if (st != 200)
-            break;
-        j->n++;
+    char req[256];
+    int n = snprintf(req, sizeof req,
+                     "POST /v1/workers/%d/lease HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Content-Length: 10\r\n\r\n{\"wait\":0}",
+                     c->workers[c->k]);
+    for (int off = 0; off < n;) {
+        ssize_t w = write(c->fd, req + off, (size_t)(n - off));
+        if (w <= 0)
+            return -1;
+        off += (int)w;
     }
-    if (fd >= 0)
-        close(fd);
-    return NULL;
+    c->got = 0;
+    return 0;
+}
+
+/* Reads what has come of c's answer: 1 when c is done (all its workers
+ * full, or an answer other than 200, or a failure), else 0. */
+static int lconn_read(struct lconn *c)
+{
+    ssize_t r = read(c->fd, c->in + c->got, sizeof c->in - 1 - c->got);
+    if (r <= 0)
+        return 1;
+    c->got += (size_t)r;
+    c->in[c->got] = 0;
+    char *end = strstr(c->in, "\r\n\r\n");
+    if (!end)
+        return c->got == sizeof c->in - 1;
+    char *cl = strcasestr(c->in, "\r\nContent-Length:");
+    size_t len = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
+    if (c->got < (size_t)(end + 4 - c->in) + len)
+        return 0;
+    if (atoi(c->in + 9) != 200)
+        return 1;
+    c->leases++;
+    if (++c->slot == SLOTS) {
+        c->slot = 0;
+        if (++c->k == c->n_workers)
+            return 1;
+    }
+    return lconn_ask(c) != 0;
+}
+
+/* n workers leased full at conns connections, each with its share of the
+ * workers, every worker registered before the clock starts: the leases.
+ * One thread drives every connection (epoll), as the fleet simulator does,
+ * so that the client's thread switches do not take the cores from the
+ * server. */
+static long lease_phase(const int *workers, int n, int conns)
+{
+    struct lconn *c = calloc((size_t)conns, sizeof *c);
+    int ep = epoll_create1(0), open = 0;
+    long leases = 0;
+    if (!c || ep < 0) {
+        free(c);
+        if (ep >= 0)
+            close(ep);
+        return 0;
+    }
+    double t0 = now();
+    for (int i = 0; i < conns; i++) {
+        int lo = (int)((long)n * i / conns), hi = (int)((long)n * (i + 1) / conns);
+        c[i] = (struct lconn){.fd = dial(port), .workers = workers + lo, .n_workers = hi - lo};
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c[i]};
+        if (c[i].fd < 0 || c[i].n_workers == 0 || epoll_ctl(ep, EPOLL_CTL_ADD, c[i].fd, &ev) != 0 ||
+            lconn_ask(&c[i]) != 0)
+            continue;
+        open++;
+    }
+    struct epoll_event evs[64];
+    while (open > 0) {
+        int k = epoll_wait(ep, evs, 64, -1);
+        if (k < 0)
+            break;
+        for (int e = 0; e < k; e++) {
+            struct lconn *x = evs[e].data.ptr;
+            if (lconn_read(x)) {
+                epoll_ctl(ep, EPOLL_CTL_DEL, x->fd, NULL);
+                close(x->fd);
+                x->fd = -1;
+                open--;
+            }
+        }
+    }
+    double dt = now() - t0;
+    for (int i = 0; i < conns; i++) {
+        leases += c[i].leases;
+        if (c[i].fd >= 0)
+            close(c[i].fd);
+    }
+    printf("%-28s %3d conns %8.0f leases/s  (%ld leases in %.2f s, %d workers of %d slots)\n",
+           "POST /v1/workers/{id}/lease", conns, leases / dt, leases, dt, n, SLOTS);
+    close(ep);
+    free(c);
+    return leases;
 }
 
 static int json_int(const char *body, const char *key)
@@ -210,7 +309,7 @@ int main(int argc, char **argv)
 
     /* submissions then leases, 32 connections each: what group commit
      * batches is what arrives together */
-    enum { N_LEASE = 20000, SUBMIT_CONNS = 32, LEASE_CONNS = 32 };
+    enum { N_LEASE = 20000, SUBMIT_CONNS = 32 };
     struct job sj[SUBMIT_CONNS];
     pthread_t st[SUBMIT_CONNS];
     t0 = now();
@@ -231,23 +330,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_server: submit failed\n");
         return 1;
     }
-    struct job lj[LEASE_CONNS];
-    pthread_t lt[LEASE_CONNS];
-    t0 = now();
-    for (int i = 0; i < LEASE_CONNS; i++) {
-        roundtrip(fd, "POST", "/v1/workers/register", "{\"device\":\"cpu\",\"capacity\":65536}",
-                  buf, sizeof buf, &body);
-        lj[i] = (struct job){.worker = json_int(body, "id")};
-        pthread_create(&lt[i], NULL, lease_loop, &lj[i]);
+    /* every worker registered before the clock starts */
+    enum { N_WORKERS = N_LEASE / SLOTS };
+    static int workers[N_WORKERS];
+    char reg[64];
+    snprintf(reg, sizeof reg, "{\"device\":\"cpu\",\"capacity\":%d}", SLOTS);
+    for (int i = 0; i < N_WORKERS; i++) {
+        if (roundtrip(fd, "POST", "/v1/workers/register", reg, buf, sizeof buf, &body) != 201) {
+            fprintf(stderr, "bench_server: register failed\n");
+            return 1;
+        }
+        workers[i] = json_int(body, "id");
     }
-    long leases = 0;
-    for (int i = 0; i < LEASE_CONNS; i++) {
-        pthread_join(lt[i], NULL);
-        leases += lj[i].n;
-    }
-    dt = now() - t0;
-    printf("%-28s %2d conns  %8.0f leases/s  (%ld leases in %.2f s)\n", "POST /v1/workers/{id}/lease",
-           LEASE_CONNS, leases / dt, leases, dt);
+    /* half the workers lease at 32 connections, the other half at 128 */
+    long leases = lease_phase(workers, N_WORKERS / 2, 32) +
+                  lease_phase(workers + N_WORKERS / 2, N_WORKERS - N_WORKERS / 2, 128);
     close(fd);
     return leases == submitted ? 0 : 1;
 }

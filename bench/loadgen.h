@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,13 +47,20 @@ static int roundtrip(int fd, const char *method, const char *path, const char *b
     int hl = snprintf(head, sizeof head,
                       "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", method,
                       path, blen);
-    if (write(fd, head, (size_t)hl) != hl)
-        return -1;
-    for (size_t off = 0; off < blen;) {
-        ssize_t w = write(fd, body + off, blen - off);
+    /* head and body in one segment, as an HTTP client library sends a
+     * small request: two would cost the server a second wake-up */
+    struct iovec iov[2] = {{head, (size_t)hl}, {(void *)body, blen}};
+    for (size_t off = 0, total = (size_t)hl + blen; off < total;) {
+        ssize_t w = writev(fd, iov, 2);
         if (w <= 0)
             return -1;
         off += (size_t)w;
+        for (int i = 0; i < 2; i++) {
+            size_t k = (size_t)w < iov[i].iov_len ? (size_t)w : iov[i].iov_len;
+            iov[i].iov_base = (char *)iov[i].iov_base + k;
+            iov[i].iov_len -= k;
+            w -= (ssize_t)k;
+        }
     }
     size_t got = 0;
     char *end = NULL;

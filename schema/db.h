@@ -36,6 +36,11 @@ struct conn {
         sqlite3_stmt *st;
     } st[DB_MAX_STMTS];
     int n_st;
+    /* the statements handed out since they were last all reset: a job
+     * uses a few of the fifty, and resetting the rest costs it more than
+     * its own SQL */
+    unsigned char used[DB_MAX_STMTS];
+    int n_used, used_at[DB_MAX_STMTS];
     int busy;
     struct db_outage *outage; /* the store's */
 };
@@ -78,6 +83,14 @@ struct store {
     int closing;
     pthread_t committer;
     int committer_started;
+    /* the answerer (db.c), under alock: committed jobs whose callbacks are
+     * yet to run */
+    pthread_mutex_t alock;
+    pthread_cond_t answers_queued;
+    struct job *answers;
+    int answers_closing;
+    pthread_t answerer;
+    int answerer_started;
     struct conn *readers;
     int n_readers;
     pthread_mutex_t rlock;
@@ -113,9 +126,10 @@ typedef void (*db_done_fn)(void *ctx, int rc);
  * batch is committed (on disk): fn's result, or ST_ERROR when the batch
  * could not be committed. */
 int db_run(struct store *st, db_job_fn fn, void *arg);
-/* db_run without the wait: then(ctx, rc) is called on the committer's
- * thread once the batch is committed. 0, or -1 (out of memory, the store
- * closing) when nothing was queued. */
+/* db_run without the wait: then(ctx, rc) is called once the batch is
+ * committed, on the store's answering thread (never the committer's, which
+ * has gone on to the next batch meanwhile). 0, or -1 (out of memory, the
+ * store closing) when nothing was queued. */
 int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *ctx);
 /* How many batches the writer has committed (fsyncs, at most). */
 long db_commits(struct store *st);

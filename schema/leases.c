@@ -22,13 +22,15 @@
 #include "common/device_name.h"
 
 /* An offline or removed worker leases nothing: a long-poll it left parked
- * when it stopped must not claim work for it. */
+ * when it stopped must not claim work for it. With the worker, in one
+ * statement, what a lease needs to know of it: the runs it holds (on a
+ * cuda worker, a GPU each), and what it last wrote, so that a write that
+ * would change nothing is not run at all (the committer's time is what
+ * bounds leases/s, bench/RESULTS.md). */
 static const char q_worker[] =
-    "SELECT device, capacity FROM workers WHERE id = ?1 AND removed IS NULL"
-    " AND stopped IS NULL";
-/* the runs the worker holds: on a cuda worker, a GPU each */
-static const char q_worker_used[] =
-    "SELECT count(*) FROM run_members WHERE worker_id = ?1 AND active = 1";
+    "SELECT w.device, w.capacity, w.last_seen, w.waiting_until,"
+    " (SELECT count(*) FROM run_members m WHERE m.worker_id = w.id AND m.active = 1)"
+    " FROM workers w WHERE w.id = ?1 AND w.removed IS NULL AND w.stopped IS NULL";
 /* a rank of a gang formed while the worker was parked, not yet answered */
 static const char q_untold[] =
     "SELECT m.run_id, m.rank, r.world_size, r.experiment_id, e.attempts, e.spec"
@@ -50,9 +52,9 @@ static const char q_claim_one[] =
  * only when it changes, so that a pass that claims nothing commits nothing
  * (no fsync) */
 static const char q_wait[] =
-    "UPDATE workers SET waiting_until = ?2 WHERE id = ?1 AND waiting_until <> ?2";
-static const char q_seen_lazily[] =
-    "UPDATE workers SET last_seen = ?2 WHERE id = ?1 AND last_seen < ?3";
+    "UPDATE workers SET waiting_until = ?2 WHERE id = ?1";
+static const char q_seen[] =
+    "UPDATE workers SET last_seen = ?2 WHERE id = ?1";
 static const char q_insert_run[] =
     "INSERT INTO runs (experiment_id, worker_id, state, started, lease_expires)"
     " VALUES (?1, ?2, 'active', ?3, ?4)";
@@ -188,32 +190,37 @@ static int lease(struct store *st, int64_t worker, const struct lease_policy *p,
         return rc;
     char device[16];
     snprintf(device, sizeof device, "%s", (const char *)sqlite3_column_text(s, 0));
-    int capacity = sqlite3_column_int(s, 1);
+    int capacity = sqlite3_column_int(s, 1), held = sqlite3_column_int(s, 4);
+    double last_seen = sqlite3_column_double(s, 2), waiting = sqlite3_column_double(s, 3);
+    int is_cuda = !strcmp(device, "cuda");
     /* last_seen a little stale is still recent: a quarter lease, at most 5 s */
     double stale = p->lease_s / 4 < 5 ? p->lease_s / 4 : 5;
-    if (!(s = db_stmt(c, q_seen_lazily)))
-        return ST_ERROR;
-    sqlite3_bind_int64(s, 1, worker);
-    sqlite3_bind_double(s, 2, now);
-    sqlite3_bind_double(s, 3, now - stale);
-    if (db_exec(c, s) != 0 || take_untold(c, worker, now, p->lease_s, out) != 0)
+    if (last_seen < now - stale) {
+        if (!(s = db_stmt(c, q_seen)))
+            return ST_ERROR;
+        sqlite3_bind_int64(s, 1, worker);
+        sqlite3_bind_double(s, 2, now);
+        if (db_exec(c, s) != 0)
+            return ST_ERROR;
+    }
+    /* only a cuda worker is ever given a rank of a gang */
+    if (is_cuda && take_untold(c, worker, now, p->lease_s, out) != 0)
         return ST_ERROR;
     if (out->spec)
         return ST_OK;
-    if (!(s = db_stmt(c, q_worker_used)))
-        return ST_ERROR;
-    sqlite3_bind_int64(s, 1, worker);
-    if (sqlite3_step(s) != SQLITE_ROW)
-        return ST_ERROR;
-    int is_cuda = !strcmp(device, "cuda");
-    if (sqlite3_column_int(s, 0) >= capacity)
-        return ST_OK;  /* commits only the last_seen touch */
+    if (held >= capacity)
+        return ST_OK;  /* commits at most the last_seen touch */
     /* parked from now until its deadline: what a gang is collected from */
-    if (!(s = db_stmt(c, q_wait)))
-        return ST_ERROR;
-    sqlite3_bind_int64(s, 1, worker);
-    sqlite3_bind_double(s, 2, is_cuda ? p->wait_until : 0);
-    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_head)))
+    double wait_until = is_cuda ? p->wait_until : 0;
+    if (wait_until != waiting) {
+        if (!(s = db_stmt(c, q_wait)))
+            return ST_ERROR;
+        sqlite3_bind_int64(s, 1, worker);
+        sqlite3_bind_double(s, 2, wait_until);
+        if (db_exec(c, s) != 0)
+            return ST_ERROR;
+    }
+    if (!(s = db_stmt(c, q_head)))
         return ST_ERROR;
     sqlite3_bind_text(s, 1, device, -1, SQLITE_TRANSIENT);
     rc = sqlite3_step(s);
@@ -257,7 +264,8 @@ static int lease(struct store *st, int64_t worker, const struct lease_policy *p,
                      &answer) != 0)
         return ST_ERROR;
     if (lease_alone(c, worker, exp, now, p->lease_s, &answer.run) != 0 ||
-        start_experiment(c, exp, answer.run, now) != 0 || db_not_waiting(c, worker) != 0) {
+        start_experiment(c, exp, answer.run, now) != 0 ||
+        (wait_until != 0 && db_not_waiting(c, worker) != 0)) {
         lease_free(&answer);
         return ST_ERROR;
     }
