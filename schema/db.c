@@ -344,13 +344,16 @@ static void *committer(void *arg)
         last->next = NULL;
         pthread_mutex_unlock(&st->gate);
         run_batch(st, batch);
-        struct job *waiting = NULL, *answers = NULL, **tail = &answers;
+        struct job *waiting = NULL, *answers = NULL, *last_answer = NULL;
         for (struct job *j = batch, *next; j; j = next) {
             next = j->next;
             j->next = NULL;
             if (j->then) {
-                *tail = j;
-                tail = &j->next;
+                if (last_answer)
+                    last_answer->next = j;
+                else
+                    answers = j;
+                last_answer = j;
             } else {
                 j->next = waiting;
                 waiting = j;
@@ -359,10 +362,11 @@ static void *committer(void *arg)
         if (answers) {
             /* in commit order, after what was handed over before */
             pthread_mutex_lock(&st->alock);
-            struct job **end = &st->answers;
-            while (*end)
-                end = &(*end)->next;
-            *end = answers;
+            if (st->answers_tail)
+                st->answers_tail->next = answers;
+            else
+                st->answers = answers;
+            st->answers_tail = last_answer;
             pthread_cond_signal(&st->answers_queued);
             pthread_mutex_unlock(&st->alock);
         }
@@ -390,7 +394,7 @@ static void *answerer(void *arg)
         struct job *j = st->answers;
         if (!j)
             break;
-        st->answers = NULL;
+        st->answers = st->answers_tail = NULL;
         pthread_mutex_unlock(&st->alock);
         for (struct job *next; j; j = next) {
             next = j->next;

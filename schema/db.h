@@ -87,7 +87,7 @@ struct store {
      * yet to run */
     pthread_mutex_t alock;
     pthread_cond_t answers_queued;
-    struct job *answers;
+    struct job *answers, *answers_tail;
     int answers_closing;
     pthread_t answerer;
     int answerer_started;

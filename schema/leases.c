@@ -53,8 +53,6 @@ static const char q_claim_one[] =
  * (no fsync) */
 static const char q_wait[] =
     "UPDATE workers SET waiting_until = ?2 WHERE id = ?1";
-static const char q_seen[] =
-    "UPDATE workers SET last_seen = ?2 WHERE id = ?1";
 static const char q_insert_run[] =
     "INSERT INTO runs (experiment_id, worker_id, state, started, lease_expires)"
     " VALUES (?1, ?2, 'active', ?3, ?4)";
@@ -195,14 +193,8 @@ static int lease(struct store *st, int64_t worker, const struct lease_policy *p,
     int is_cuda = !strcmp(device, "cuda");
     /* last_seen a little stale is still recent: a quarter lease, at most 5 s */
     double stale = p->lease_s / 4 < 5 ? p->lease_s / 4 : 5;
-    if (last_seen < now - stale) {
-        if (!(s = db_stmt(c, q_seen)))
-            return ST_ERROR;
-        sqlite3_bind_int64(s, 1, worker);
-        sqlite3_bind_double(s, 2, now);
-        if (db_exec(c, s) != 0)
-            return ST_ERROR;
-    }
+    if (last_seen < now - stale && db_touch_worker(c, worker, now) != 0)
+        return ST_ERROR;
     /* only a cuda worker is ever given a rank of a gang */
     if (is_cuda && take_untold(c, worker, now, p->lease_s, out) != 0)
         return ST_ERROR;
