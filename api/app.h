@@ -26,7 +26,11 @@ struct app {
     /* running state */
     volatile int stopping;
     pthread_mutex_t lock;                /* guards waiters and inflight */
-    pthread_cond_t wake;                 /* work may have appeared: the waker resumes long-polls */
+    pthread_cond_t wake;                 /* the waker has long-polls to resume */
+    int woken;                           /* work may have appeared since its last pass
+                                            (1), or a gang formed (2: no gap) */
+    long wakes;                          /* wakes of any kind so far: what a poll's pass may miss */
+    double next_due;                     /* the soonest poll_due of the waiters (INFINITY: none) */
     pthread_cond_t idle;                 /* a request ended: api_stop counts them down */
     struct req *waiters;                 /* suspended long-polls (leases, rendezvous) */
     struct writes *writes;               /* the writing routes' threads (writes.h) */

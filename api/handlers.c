@@ -199,6 +199,7 @@ enum MHD_Result h_cancel(struct req *r, int64_t id)
                            (long long)id);
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment");
+    longpoll_wake(r->app); /* a queued gang may have held workers */
     return show(r, 202, id);
 }
 

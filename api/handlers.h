@@ -41,11 +41,26 @@ enum MHD_Result h_finish(struct req *r, int64_t id);
 enum MHD_Result h_rendezvous_post(struct req *r, int64_t id);
 enum MHD_Result h_rendezvous_get(struct req *r, int64_t id);
 
-/* Wakes lease long-polls now (new work, a requeue): api/longpoll.c */
+/* Long-polls (api/longpoll.c says when a parked one runs again). */
+/* Work may have appeared for anyone (a submission, a requeue, a cancel, a
+ * worker gone): the waker resumes every parked request soon. */
 void longpoll_wake(struct app *app);
-/* Parks the request until work may exist or its deadline: api/longpoll.c */
+/* A gang formed: its members wait parked to be told, and a gang's members
+ * are few and rare, so every parked request runs again now, not after the
+ * gap that coalesces the other wakes. */
+void longpoll_wake_gang(struct app *app);
+/* A slot freed on one worker: its own parked lease polls run again now. */
+void longpoll_wake_worker(struct app *app, int64_t worker);
+/* A pollable handler calls this before it looks for what it waits for: a
+ * wake between then and its park is not lost (it runs again soon). */
+void longpoll_pass_begins(struct req *r);
+/* Parks the request until work may exist, its refresh or its deadline. */
 enum MHD_Result longpoll_park(struct req *r);
-/* Resumes every parked request; the caller holds app->lock (api/server.c). */
+/* The waker's, with app->lock held: resumes every parked request; resumes
+ * those due by now, returning the soonest due of the others (INFINITY when
+ * none is parked). It does either at most every LONGPOLL_GAP_S. */
+#define LONGPOLL_GAP_S 0.1
 void longpoll_resume_all(struct app *app);
+double longpoll_resume_due(struct app *app, double now);
 
 #endif

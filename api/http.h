@@ -24,6 +24,9 @@ struct req {
     const char *route;       /* the matched pattern, for stats */
     const char *allow;       /* methods of the path, for a 405 */
     double poll_deadline;    /* lease long-poll: when to give up and answer 204 */
+    double poll_due;         /* parked: when the waker resumes it unless woken first */
+    int64_t poll_worker;     /* the worker a parked lease poll asks for (0: not a lease) */
+    long wakes_seen;         /* app->wakes when its last pass began */
     int suspended;
     struct req *next_waiter;
     /* a writing route's handler runs on a write thread (writes.h): */

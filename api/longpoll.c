@@ -1,39 +1,116 @@
 /* Lease long-polls. A lease request that finds no work is suspended
- * (MHD_suspend_connection) instead of blocking a pool thread; a waker thread
- * resumes every parked request when work may have appeared (a submission,
- * a requeue) or at least every tick, and the handler runs again: it claims,
- * parks again, or answers 204 at its deadline. */
+ * (MHD_suspend_connection) instead of blocking a pool thread, and the
+ * waker thread (server.c) resumes it, so that its handler runs again
+ * (claims, parks again, or answers 204 at its deadline), only when
+ *  - work may have appeared for anyone (a submission, a requeue, a cancel,
+ *    a worker gone offline): every parked request, at once, but at most
+ *    every LONGPOLL_GAP_S, so that a burst of such events costs one pass
+ *    over the parked fleet, not one per event;
+ *  - a gang formed: every parked request at once, gap or not (its members
+ *    wait to be told, and gangs are few);
+ *  - a run's end frees its worker's capacity: that worker's polls, at once;
+ *  - its own time comes: its deadline, or store_touch_s after its last pass,
+ *    which keeps a waiting worker's last_seen fresh (gangs count the live
+ *    workers by it).
+ * Between them a parked fleet costs the store nothing: passing every parked
+ * poll at a fixed tick cost 10 store jobs per poll per second, most of a
+ * core for 5,000 idle workers (bench/RESULTS.md). */
 #include "api/handlers.h"
+
+#include <math.h>
 
 enum MHD_Result longpoll_park(struct req *r)
 {
     struct app *app = r->app;
+    double t = store_now(), refresh = t + store_touch_s(app->lease_s);
+    r->poll_due = r->poll_deadline < refresh ? r->poll_deadline : refresh;
     /* Suspending under the lock the waker takes to resume means the waker
      * can never resume a request that is not yet suspended. */
     pthread_mutex_lock(&app->lock);
+    if (r->wakes_seen != app->wakes) /* woken during its pass, before it was here */
+        r->poll_due = t;
     r->next_waiter = app->waiters;
     app->waiters = r;
     r->suspended = 1;
     MHD_suspend_connection(r->conn);
+    if (r->poll_due < app->next_due) { /* sooner than the waker may sleep */
+        app->next_due = r->poll_due;
+        pthread_cond_signal(&app->wake);
+    }
     pthread_mutex_unlock(&app->lock);
     return MHD_YES;
 }
 
-void longpoll_wake(struct app *app)
+static void wake(struct app *app, int how)
 {
     pthread_mutex_lock(&app->lock);
+    app->woken = how > app->woken ? how : app->woken;
+    app->wakes++;
     pthread_cond_signal(&app->wake);
     pthread_mutex_unlock(&app->lock);
 }
 
-/* Resumes every parked request; called by the waker with app->lock held. */
+void longpoll_wake(struct app *app)
+{
+    wake(app, 1);
+}
+
+void longpoll_wake_gang(struct app *app)
+{
+    wake(app, 2);
+}
+
+static void resume(struct req *r)
+{
+    r->next_waiter = NULL;
+    r->suspended = 0;
+    MHD_resume_connection(r->conn);
+}
+
 void longpoll_resume_all(struct app *app)
 {
     for (struct req *r = app->waiters, *next; r; r = next) {
         next = r->next_waiter;
-        r->next_waiter = NULL;
-        r->suspended = 0;
-        MHD_resume_connection(r->conn);
+        resume(r);
     }
     app->waiters = NULL;
+    app->next_due = INFINITY;
+}
+
+void longpoll_pass_begins(struct req *r)
+{
+    pthread_mutex_lock(&r->app->lock);
+    r->wakes_seen = r->app->wakes;
+    pthread_mutex_unlock(&r->app->lock);
+}
+
+/* Resumes the parked requests of worker, or (worker 0) those due by now;
+ * returns the soonest due of the others. */
+static double resume_some(struct app *app, double now, int64_t worker)
+{
+    double soonest = INFINITY;
+    for (struct req **p = &app->waiters; *p;) {
+        struct req *r = *p;
+        if (worker ? r->poll_worker == worker : r->poll_due <= now) {
+            *p = r->next_waiter;
+            resume(r);
+        } else {
+            soonest = r->poll_due < soonest ? r->poll_due : soonest;
+            p = &r->next_waiter;
+        }
+    }
+    return soonest;
+}
+
+void longpoll_wake_worker(struct app *app, int64_t worker)
+{
+    pthread_mutex_lock(&app->lock);
+    app->wakes++;
+    resume_some(app, 0, worker);
+    pthread_mutex_unlock(&app->lock);
+}
+
+double longpoll_resume_due(struct app *app, double now)
+{
+    return resume_some(app, now, 0);
 }

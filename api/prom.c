@@ -150,6 +150,10 @@ char *prom_render(struct http_stats *h, json_t *stats)
             "a batch of requests each).\n# TYPE cod_store_commits_total counter\n"
             "cod_store_commits_total %lld\n",
         (long long)json_integer_value(json_object_get(stats, "commits")));
+    put(&b, "# HELP cod_store_jobs_total Write jobs the committer ran (a request's write each, "
+            "a lease poll's pass included).\n# TYPE cod_store_jobs_total counter\n"
+            "cod_store_jobs_total %lld\n",
+        (long long)json_integer_value(json_object_get(stats, "jobs")));
     put(&b, "# HELP cod_store_fsyncs_total The database's fsyncs.\n"
             "# TYPE cod_store_fsyncs_total counter\ncod_store_fsyncs_total %lld\n",
         (long long)json_integer_value(json_object_get(stats, "fsyncs")));

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ void app_init(struct app *app)
     pthread_mutex_init(&app->lock, NULL);
     pthread_cond_init(&app->wake, NULL);
     pthread_cond_init(&app->idle, NULL);
+    app->next_due = INFINITY;
     prom_init(&app->stats);
 }
 
@@ -158,22 +160,38 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
-/* Resumes parked long-polls on a signal or every tick so deadlines hold. */
+/* Resumes parked long-polls when work may have appeared (at most every
+ * LONGPOLL_GAP_S) and each when its time comes (api/longpoll.c); sleeps
+ * until the sooner of the two. */
 static void *waker(void *arg)
 {
     struct api_server *s = arg;
     struct app *app = s->app;
+    double last_all = -INFINITY, last_due = -INFINITY;
     pthread_mutex_lock(&app->lock);
     while (!app->stopping) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
+        double t = store_now();
+        if (app->woken == 2 || (app->woken && t - last_all >= LONGPOLL_GAP_S)) {
+            app->woken = 0;
+            last_all = t;
+            longpoll_resume_all(app);
         }
-        pthread_cond_timedwait(&app->wake, &app->lock, &ts);
-        longpoll_resume_all(app);
+        /* a walk over the parked polls at most every gap, not one at each
+         * poll's due: thousands of them park at different moments */
+        if (app->next_due <= t && t - last_due >= LONGPOLL_GAP_S) {
+            last_due = t;
+            app->next_due = longpoll_resume_due(app, t);
+        }
+        double at = app->next_due > last_due + LONGPOLL_GAP_S ? app->next_due
+                                                               : last_due + LONGPOLL_GAP_S;
+        if (app->woken && last_all + LONGPOLL_GAP_S < at)
+            at = last_all + LONGPOLL_GAP_S;
+        if (at == INFINITY) {
+            pthread_cond_wait(&app->wake, &app->lock);
+        } else {
+            struct timespec ts = {(time_t)at, (long)((at - floor(at)) * 1e9)};
+            pthread_cond_timedwait(&app->wake, &app->lock, &ts);
+        }
     }
     longpoll_resume_all(app);
     pthread_mutex_unlock(&app->lock);

@@ -168,6 +168,7 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
     struct app *app = r->app;
     if (!r->lease_ready) {
         struct lease_policy p = {app->lease_s, r->poll_deadline, app->rendezvous_s};
+        longpoll_pass_begins(r);
         pthread_mutex_lock(&app->lock);
         int stopping = app->stopping;
         app->store_pending += !stopping;
@@ -190,11 +191,13 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
     if (rc != ST_OK)
         return reply_store(r, rc, "worker");
     if (formed) /* the gang's other ranks are parked: tell them now */
-        longpoll_wake(r->app);
+        longpoll_wake_gang(r->app);
     if (lease.spec)
         return reply_lease(r, &lease);
-    if (!r->app->stopping && store_now() < r->poll_deadline)
+    if (!r->app->stopping && store_now() < r->poll_deadline) {
+        r->poll_worker = worker;
         return longpoll_park(r);
+    }
     return reply_empty(r, 204);
 }
 
@@ -214,6 +217,7 @@ enum MHD_Result h_worker_offline(struct req *r, int64_t worker)
     int rc = store_worker_offline(r->app->store, worker);
     if (rc != ST_OK)
         return reply_store(r, rc, "worker");
+    longpoll_wake(r->app); /* one cuda worker fewer: a held gang may be passed over */
     return reply_json(r, 200, json_pack("{s:I,s:s}", "id", (json_int_t)worker, "state", "offline"));
 }
 
@@ -403,9 +407,12 @@ enum MHD_Result h_finish(struct req *r, int64_t run)
         struct points_held held;
         struct finish f = {run, rank, outcome, json_string_value(reason), want,
                            retry && json_is_true(retry)};
-        int rc = store_finish(r->app->store, &f, &held);
-        if (rc == ST_OK && strcmp(outcome, "succeeded") && strcmp(outcome, "cancelled"))
+        int64_t worker;
+        int rc = store_finish(r->app->store, &f, &held, &worker);
+        if (rc == ST_OK && (!strcmp(outcome, "failed") || !strcmp(outcome, "released")))
             longpoll_wake(r->app); /* queued again: a worker may take it */
+        else if (rc == ST_OK && worker)
+            longpoll_wake_worker(r->app, worker); /* its capacity is free again */
         ret = rc == ST_CONFLICT     ? lost(r, run)
               : rc == ST_INVALID    ? no_rank(r, run, rank)
               : rc == ST_INCOMPLETE ? incomplete(r, run, want, &held)
@@ -469,6 +476,7 @@ enum MHD_Result h_rendezvous_get(struct req *r, int64_t run)
         r->poll_deadline = store_now() + wait;
     }
     char id[1500];
+    longpoll_pass_begins(r);
     int rc = store_rendezvous_get(r->app->store, run, id, sizeof id);
     if (rc != ST_OK)
         return reply_store(r, rc, "run");

@@ -577,11 +577,7 @@ int main(int argc, char **argv)
         run_s = atof(argv[8]);
     if (argc > 9)
         spread = atof(argv[9]);
-    FILE *f = fopen(argv[2], "r");
-    size_t sl = f ? fread(spec, 1, sizeof spec - 1, f) : 0;
-    if (f)
-        fclose(f);
-    spec[sl] = 0;
+    size_t sl = read_spec(argv[2], spec, sizeof spec);
     char *st = strstr(spec, "\"steps\":");
     steps_final = st ? atol(st + 8) : 0;
     if (!sl || steps_final < 12 || workers < 1 || dashboards < 0 || seconds <= 0 || spread < 0 ||

@@ -55,19 +55,6 @@ static void *lease_once(void *arg)
     }
 }
 
-/* How many workers the server shows parked in a lease long-poll. */
-static int waiting(int fd)
-{
-    static char buf[1 << 22];
-    char *body;
-    if (roundtrip(fd, "GET", "/v1/workers", NULL, buf, sizeof buf, &body) != 200)
-        return -1;
-    int n = 0;
-    for (char *p = body; (p = strstr(p, "\"waiting\":true")); p++)
-        n++;
-    return n;
-}
-
 /* Every run whole: each of the n workers leased, ranks 0..gang-1 once per run. */
 static int gangs_whole(const struct worker *w, int n, int gang)
 {
@@ -99,12 +86,8 @@ int main(int argc, char **argv)
     }
     port = atoi(argv[1]);
     int n = atoi(argv[3]), gang = atoi(argv[4]);
-    FILE *f = fopen(argv[2], "r");
     static char spec[1 << 16], buf[1 << 16];
-    size_t sl = f ? fread(spec, 1, sizeof spec - 1, f) : 0;
-    if (f)
-        fclose(f);
-    spec[sl] = 0;
+    size_t sl = read_spec(argv[2], spec, sizeof spec);
     if (!sl || n < gang || gang < 2 || n % gang) {
         fprintf(stderr, "bench_gangs: a spec, and WORKERS a multiple of GANG >= 2\n");
         return 2;
@@ -174,7 +157,7 @@ int main(int argc, char **argv)
             pthread_create(&t[i], &attr, lease_once, &m[i]);
         /* wait for the event: the server shows them parked */
         int seen = 0;
-        for (int k = 0; ok && k < 20000 && (seen = waiting(ctl)) < gang - 1; k++)
+        for (int k = 0; ok && k < 20000 && (seen = waiting_workers(ctl)) < gang - 1; k++)
             usleep(500);
         ok = ok && seen == gang - 1;
         double a = now();

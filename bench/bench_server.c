@@ -142,19 +142,8 @@ struct lconn {
 /* The next request of c: 0, or -1 when it cannot be sent. */
 static int lconn_ask(struct lconn *c)
 {
-    char req[256];
-    int n = snprintf(req, sizeof req,
-                     "POST /v1/workers/%d/lease HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     "Content-Length: 10\r\n\r\n{\"wait\":0}",
-                     c->workers[c->k]);
-    for (int off = 0; off < n;) {
-        ssize_t w = write(c->fd, req + off, (size_t)(n - off));
-        if (w <= 0)
-            return -1;
-        off += (int)w;
-    }
     c->got = 0;
-    return 0;
+    return send_lease(c->fd, c->workers[c->k], 0);
 }
 
 /* Reads what has come of c's answer: 1 when c is done (all its workers
@@ -255,12 +244,8 @@ int main(int argc, char **argv)
     port = atoi(argv[1]);
     if (argc > 3)
         seconds = atof(argv[3]);
-    FILE *f = fopen(argv[2], "r");
     static char spec[1 << 16];
-    size_t sl = f ? fread(spec, 1, sizeof spec - 1, f) : 0;
-    if (f)
-        fclose(f);
-    spec[sl] = 0;
+    size_t sl = read_spec(argv[2], spec, sizeof spec);
     if (!sl) {
         fprintf(stderr, "bench_server: cannot read %s\n", argv[2]);
         return 2;

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -88,6 +89,51 @@ static int roundtrip(int fd, const char *method, const char *path, const char *b
     if (resp_body)
         *resp_body = end + 4;
     return status;
+}
+
+/* The spec file at path into buf, NUL-terminated: its length, 0 when it
+ * cannot be read or is empty. */
+static inline size_t read_spec(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    return n;
+}
+
+/* A lease request for worker, waiting up to wait s, sent without waiting
+ * for its answer (the caller reads it: an epoll loop drives many): 0, or
+ * -1. */
+static inline int send_lease(int fd, int worker, int wait)
+{
+    char body[32], req[256];
+    int bl = snprintf(body, sizeof body, "{\"wait\":%d}", wait);
+    int n = snprintf(req, sizeof req,
+                     "POST /v1/workers/%d/lease HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Content-Length: %d\r\n\r\n%s",
+                     worker, bl, body);
+    for (int off = 0; off < n;) {
+        ssize_t w = write(fd, req + off, (size_t)(n - off));
+        if (w <= 0)
+            return -1;
+        off += (int)w;
+    }
+    return 0;
+}
+
+/* How many workers the server shows parked in a lease long-poll. */
+static inline int waiting_workers(int fd)
+{
+    static char buf[1 << 24];
+    char *body;
+    if (roundtrip(fd, "GET", "/v1/workers", NULL, buf, sizeof buf, &body) != 200)
+        return -1;
+    int n = 0;
+    for (char *p = body; (p = strstr(p, "\"waiting\":true")); p++)
+        n++;
+    return n;
 }
 
 /* for qsort of latencies */

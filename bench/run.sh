@@ -11,7 +11,8 @@
 #     (bench_worker.sh).
 #  5. cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server);
 #     gang leases/s with 1000 simulated workers and the last member's wait
-#     for its gang (bench_gangs); with group commit off too.
+#     for its gang (bench_gangs); with group commit off too; what 5000
+#     workers long-polling an empty queue cost it (bench_parked).
 #  6. the fleet simulator (bench/fleet.sh): 10,000 and 17,500 workers and
 #     100 dashboards for 60 s, and 10,000 without group commit (17,500
 #     needs 18,600 open files).
@@ -86,6 +87,14 @@ printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data
 (ulimit -n 8192
  server_up --conn-limit 4000 --per-ip-limit 4000 --lease-seconds 120
  build/bench/bench_gangs "$port" "$sd/gang.json" 1000 8 | tee "$out/gangs.txt"
+ server_down)
+
+echo
+echo "== parked lease long-polls: 5000 cuda workers polling an empty queue, then submissions (bench_parked) =="
+printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "resources": {"device": "cuda"}}' "$sd" "$sd" > "$sd/cuda.json"
+(ulimit -n 12000
+ server_up --conn-limit 6000 --per-ip-limit 6000
+ build/bench/bench_parked "$port" "$spid" "$sd/cuda.json" 5000 10 | tee "$out/parked.txt"
  server_down)
 rm -rf "$sd"
 

@@ -336,7 +336,8 @@ static void *committer(void *arg)
         struct job *batch = st->jobs, *last = batch;
         if (!batch)
             break;
-        for (int n = 1; last->next && n < (st->solo ? 1 : BATCH_MAX); n++)
+        int n = 1;
+        for (; last->next && n < (st->solo ? 1 : BATCH_MAX); n++)
             last = last->next;
         st->jobs = last->next;
         if (!st->jobs)
@@ -372,6 +373,7 @@ static void *committer(void *arg)
         }
         pthread_mutex_lock(&st->gate);
         st->commits++;
+        st->jobs_done += n;
         for (struct job *j = waiting, *next; j; j = next) {
             next = j->next; /* j is gone once its caller sees done */
             j->done = 1;
@@ -463,6 +465,14 @@ long db_commits(struct store *st)
 {
     pthread_mutex_lock(&st->gate);
     long n = st->commits;
+    pthread_mutex_unlock(&st->gate);
+    return n;
+}
+
+long db_jobs_done(struct store *st)
+{
+    pthread_mutex_lock(&st->gate);
+    long n = st->jobs_done;
     pthread_mutex_unlock(&st->gate);
     return n;
 }

@@ -77,6 +77,7 @@ struct store {
     /* group commit (db.c), under gate: the writes waiting for the committer */
     pthread_mutex_t gate;
     long commits;
+    long jobs_done;         /* write jobs run, each a request's write (or a reap) */
     pthread_cond_t queued;
     struct job *jobs, *jobs_tail;
     int solo;               /* group commit off: every request commits alone */
@@ -133,6 +134,8 @@ int db_run(struct store *st, db_job_fn fn, void *arg);
 int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *ctx);
 /* How many batches the writer has committed (fsyncs, at most). */
 long db_commits(struct store *st);
+/* How many write jobs those batches held. */
+long db_jobs_done(struct store *st);
 /* Writes the heartbeats noted since the last call into the open write
  * transaction of c: 0, or -1. */
 int db_beats_flush(struct beats *b, struct conn *c, double now);

@@ -191,9 +191,8 @@ static int lease(struct store *st, int64_t worker, const struct lease_policy *p,
     int capacity = sqlite3_column_int(s, 1), held = sqlite3_column_int(s, 4);
     double last_seen = sqlite3_column_double(s, 2), waiting = sqlite3_column_double(s, 3);
     int is_cuda = !strcmp(device, "cuda");
-    /* last_seen a little stale is still recent: a quarter lease, at most 5 s */
-    double stale = p->lease_s / 4 < 5 ? p->lease_s / 4 : 5;
-    if (last_seen < now - stale && db_touch_worker(c, worker, now) != 0)
+    /* last_seen a little stale is still recent */
+    if (last_seen < now - store_touch_s(p->lease_s) && db_touch_worker(c, worker, now) != 0)
         return ST_ERROR;
     /* only a cuda worker is ever given a rank of a gang */
     if (is_cuda && take_untold(c, worker, now, p->lease_s, out) != 0)
@@ -263,6 +262,11 @@ static int lease(struct store *st, int64_t worker, const struct lease_policy *p,
     }
     *out = answer;
     return ST_OK;
+}
+
+double store_touch_s(double lease_s)
+{
+    return lease_s / 4 < 5 ? lease_s / 4 : 5;
 }
 
 struct lease_job {
@@ -501,7 +505,8 @@ static int points_held(struct conn *c, int64_t exp, struct points_held *h)
     return ST_OK;
 }
 
-static int finish(struct store *st, const struct finish *f, struct points_held *held)
+static int finish(struct store *st, const struct finish *f, struct points_held *held,
+                  int64_t *worker)
 {
     struct conn *c = &st->writer;
     double now;
@@ -526,6 +531,7 @@ static int finish(struct store *st, const struct finish *f, struct points_held *
         return rc == ST_NOTFOUND ? ST_INVALID : rc;
     if (db_touch_worker(c, member, now) != 0)
         return ST_ERROR;
+    *worker = member;
     if (retry) {
         /* a rank's failure, or a failure of the machinery rather than of
          * the experiment: the run ends for every rank, the experiment goes
@@ -572,17 +578,20 @@ static int finish(struct store *st, const struct finish *f, struct points_held *
 struct finish_job {
     const struct finish *f;
     struct points_held *held;
+    int64_t *worker;
 };
 
 static int finish_job(struct store *st, void *arg)
 {
     struct finish_job *j = arg;
-    return finish(st, j->f, j->held);
+    return finish(st, j->f, j->held, j->worker);
 }
 
-int store_finish(struct store *st, const struct finish *f, struct points_held *held)
+int store_finish(struct store *st, const struct finish *f, struct points_held *held,
+                 int64_t *worker)
 {
-    struct finish_job j = {f, held};
+    *worker = 0;
+    struct finish_job j = {f, held, worker};
     return db_run(st, finish_job, &j);
 }
 

@@ -95,6 +95,10 @@ struct lease_policy {
                              waiting, a candidate for a gang, until then */
     double rendezvous_s;  /* how long a new gang has to meet */
 };
+/* How stale a worker's last_seen may grow before a lease pass writes it
+ * again: a quarter lease, at most 5 s. A parked long-poll is passed again
+ * at least this often (api/longpoll.c), so a waiting worker stays live. */
+double store_touch_s(double lease_s);
 /* A lease granted to one rank. The spec is the experiment's as stored
  * (JSON text, written by the server itself), for the answer to embed as
  * it is: parsing it only to print it again was a fifth of a lease's cost. */
@@ -164,7 +168,9 @@ struct points_held {
  * experiment; another rank's "failed" (or any "failed" with retry: the
  * machinery failed, not the experiment) ends the run and queues the
  * experiment again with an attempt spent; its "released" gives the run
- * back; its "succeeded" and "cancelled" change nothing. */
+ * back; its "succeeded" and "cancelled" change nothing. *worker: the
+ * rank's worker, whose capacity the run's end freed (0 when nothing
+ * changed). */
 struct finish {
     int64_t run;
     int rank;
@@ -172,7 +178,8 @@ struct finish {
     long points;
     int retry;
 };
-int store_finish(struct store *st, const struct finish *f, struct points_held *held);
+int store_finish(struct store *st, const struct finish *f, struct points_held *held,
+                 int64_t *worker);
 /* Sends every lapsed lease, and every gang that has not met within
  * rendezvous_s, back to the queue (or to failed); *expired counts them. */
 int store_reap(struct store *st, double rendezvous_s, int *expired);

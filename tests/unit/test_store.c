@@ -69,7 +69,8 @@ static int finish(struct store *st, int64_t run, const char *outcome, const char
                   long points, struct points_held *held)
 {
     struct finish f = {run, 0, outcome, reason, points, 0};
-    return store_finish(st, &f, held);
+    int64_t worker;
+    return store_finish(st, &f, held, &worker);
 }
 
 static void migrations_are_idempotent(void)
