@@ -33,6 +33,7 @@ struct app {
     double next_due;                     /* the soonest poll_due of the waiters (INFINITY: none) */
     pthread_cond_t idle;                 /* a request ended: api_stop counts them down */
     struct req *waiters;                 /* suspended long-polls (leases, rendezvous) */
+    int n_waiters;
     struct writes *writes;               /* the writing routes' threads (writes.h) */
     int inflight;
     int store_pending;                   /* leases the store is yet to answer */

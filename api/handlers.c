@@ -43,7 +43,12 @@ enum MHD_Result h_prometheus(struct req *r, int64_t id)
     int rc = store_stats(r->app->store, r->app->lease_s, &stats);
     if (rc != ST_OK)
         return reply_store(r, rc, "stats");
-    char *text = prom_render(&r->app->stats, stats);
+    pthread_mutex_lock(&r->app->lock);
+    int parked = r->app->n_waiters;
+    pthread_mutex_unlock(&r->app->lock);
+    char *text = json_object_set_new(stats, "parked", json_integer(parked)) == 0
+                     ? prom_render(&r->app->stats, stats)
+                     : NULL;
     json_decref(stats);
     if (!text)
         return reply_error(r, 500, "internal", NULL, "out of memory");

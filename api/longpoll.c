@@ -31,6 +31,7 @@ enum MHD_Result longpoll_park(struct req *r)
         r->poll_due = t;
     r->next_waiter = app->waiters;
     app->waiters = r;
+    app->n_waiters++;
     r->suspended = 1;
     MHD_suspend_connection(r->conn);
     if (r->poll_due < app->next_due) { /* sooner than the waker may sleep */
@@ -62,6 +63,7 @@ void longpoll_wake_gang(struct app *app)
 
 static void resume(struct req *r)
 {
+    r->app->n_waiters--;
     r->next_waiter = NULL;
     r->suspended = 0;
     MHD_resume_connection(r->conn);

@@ -150,6 +150,9 @@ char *prom_render(struct http_stats *h, json_t *stats)
             "a batch of requests each).\n# TYPE cod_store_commits_total counter\n"
             "cod_store_commits_total %lld\n",
         (long long)json_integer_value(json_object_get(stats, "commits")));
+    put(&b, "# HELP cod_longpolls_parked Long-polls waiting parked for work (lease) or a "
+            "rendezvous id.\n# TYPE cod_longpolls_parked gauge\ncod_longpolls_parked %lld\n",
+        (long long)json_integer_value(json_object_get(stats, "parked")));
     put(&b, "# HELP cod_store_jobs_total Write jobs the committer ran (a request's write each, "
             "a lease poll's pass included).\n# TYPE cod_store_jobs_total counter\n"
             "cod_store_jobs_total %lld\n",

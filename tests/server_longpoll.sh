@@ -36,10 +36,13 @@ for i in $(seq $N); do
     pids+=($!)
 done
 await "the $N polls parked" waiting_at_least $N
+parked_metric() { req GET /metrics >/dev/null; grep -q "^cod_longpolls_parked $1\$" "$t/body"; }
+await "/metrics to count the $N parked polls" parked_metric $N
 j0=$(jobs_total)
 wait "${pids[@]}"
 j1=$(jobs_total)
 is "idle: every poll answered 204 at its deadline" "$(cat "$t"/idle*.code | grep -o 204 | wc -l)" $N
+check "idle: /metrics counts no parked poll once they are answered" parked_metric 0
 check "idle: $((j1 - j0)) store jobs while $N polls waited (at most 2 a poll)" test $((j1 - j0)) -le $((2 * N))
 
 # --- a run's end frees its worker's one slot: the poll the worker parked
