@@ -115,6 +115,14 @@ static void per_running(struct buf *b, json_t *running, const char *metric, cons
     }
 }
 
+/* One unlabelled series, its value the number stats holds under key. */
+static void put_stat(struct buf *b, json_t *stats, const char *key, const char *name,
+                     const char *type, const char *help)
+{
+    put(b, "# HELP %s %s\n# TYPE %s %s\n%s %lld\n", name, help, name, type, name,
+        (long long)json_integer_value(json_object_get(stats, key)));
+}
+
 char *prom_render(struct http_stats *h, json_t *stats)
 {
     struct buf b = {malloc(8192), 0, 8192, 0};
@@ -126,9 +134,7 @@ char *prom_render(struct http_stats *h, json_t *stats)
     for (int i = 0; i < 5; i++)
         put(&b, "cod_experiments{state=\"%s\"} %lld\n", states[i],
             (long long)json_integer_value(json_object_get(st, states[i])));
-    put(&b, "# HELP cod_queue_depth Experiments waiting for a worker.\n"
-            "# TYPE cod_queue_depth gauge\ncod_queue_depth %lld\n",
-        (long long)json_integer_value(json_object_get(st, "queued")));
+    put_stat(&b, st, "queued", "cod_queue_depth", "gauge", "Experiments waiting for a worker.");
     static const char *const wstates[] = {"idle", "busy", "lost", "offline"};
     enum { N_WSTATES = sizeof wstates / sizeof wstates[0] };
     long long wk[N_WSTATES] = {0};
@@ -143,23 +149,15 @@ char *prom_render(struct http_stats *h, json_t *stats)
     put(&b, "# HELP cod_workers Registered workers by state.\n# TYPE cod_workers gauge\n");
     for (int k = 0; k < N_WSTATES; k++)
         put(&b, "cod_workers{state=\"%s\"} %lld\n", wstates[k], wk[k]);
-    put(&b, "# HELP cod_lease_expiries_total Leases that lapsed without a heartbeat.\n"
-            "# TYPE cod_lease_expiries_total counter\ncod_lease_expiries_total %lld\n",
-        (long long)json_integer_value(json_object_get(stats, "lease_expiries")));
-    put(&b, "# HELP cod_store_commits_total Write transactions committed (with group commit, "
-            "a batch of requests each).\n# TYPE cod_store_commits_total counter\n"
-            "cod_store_commits_total %lld\n",
-        (long long)json_integer_value(json_object_get(stats, "commits")));
-    put(&b, "# HELP cod_longpolls_parked Long-polls waiting parked for work (lease) or a "
-            "rendezvous id.\n# TYPE cod_longpolls_parked gauge\ncod_longpolls_parked %lld\n",
-        (long long)json_integer_value(json_object_get(stats, "parked")));
-    put(&b, "# HELP cod_store_jobs_total Write jobs the committer ran (a request's write each, "
-            "a lease poll's pass included).\n# TYPE cod_store_jobs_total counter\n"
-            "cod_store_jobs_total %lld\n",
-        (long long)json_integer_value(json_object_get(stats, "jobs")));
-    put(&b, "# HELP cod_store_fsyncs_total The database's fsyncs.\n"
-            "# TYPE cod_store_fsyncs_total counter\ncod_store_fsyncs_total %lld\n",
-        (long long)json_integer_value(json_object_get(stats, "fsyncs")));
+    put_stat(&b, stats, "lease_expiries", "cod_lease_expiries_total", "counter",
+             "Leases that lapsed without a heartbeat.");
+    put_stat(&b, stats, "commits", "cod_store_commits_total", "counter",
+             "Write transactions committed (with group commit, a batch of requests each).");
+    put_stat(&b, stats, "parked", "cod_longpolls_parked", "gauge",
+             "Long-polls waiting parked for work (lease) or a rendezvous id.");
+    put_stat(&b, stats, "jobs", "cod_store_jobs_total", "counter",
+             "Write jobs the committer ran (a request's write each, a lease poll's pass included).");
+    put_stat(&b, stats, "fsyncs", "cod_store_fsyncs_total", "counter", "The database's fsyncs.");
     json_t *running = json_object_get(stats, "running");
     per_running(&b, running, "cod_train_loss", "loss", "Newest train/loss of a running experiment.");
     per_running(&b, running, "cod_train_tokens_per_s", "tokens_per_s",

@@ -461,20 +461,12 @@ void store_set_group_commit(struct store *st, int on)
     pthread_mutex_unlock(&st->gate);
 }
 
-long db_commits(struct store *st)
+void db_counts(struct store *st, long *commits, long *jobs)
 {
     pthread_mutex_lock(&st->gate);
-    long n = st->commits;
+    *commits = st->commits;
+    *jobs = st->jobs_done;
     pthread_mutex_unlock(&st->gate);
-    return n;
-}
-
-long db_jobs_done(struct store *st)
-{
-    pthread_mutex_lock(&st->gate);
-    long n = st->jobs_done;
-    pthread_mutex_unlock(&st->gate);
-    return n;
 }
 
 int db_one_row(struct conn *c, const char *sql, int64_t id, sqlite3_stmt **out)

@@ -132,10 +132,9 @@ int db_run(struct store *st, db_job_fn fn, void *arg);
  * has gone on to the next batch meanwhile). 0, or -1 (out of memory, the
  * store closing) when nothing was queued. */
 int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *ctx);
-/* How many batches the writer has committed (fsyncs, at most). */
-long db_commits(struct store *st);
-/* How many write jobs those batches held. */
-long db_jobs_done(struct store *st);
+/* How many batches the writer has committed (fsyncs, at most), and how
+ * many write jobs they held. */
+void db_counts(struct store *st, long *commits, long *jobs);
 /* Writes the heartbeats noted since the last call into the open write
  * transaction of c: 0, or -1. */
 int db_beats_flush(struct beats *b, struct conn *c, double now);

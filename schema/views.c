@@ -159,9 +159,11 @@ int store_stats(struct store *st, double lost_after, json_t **out)
                                                  db_col_json(s, 4)));
     if (rc != SQLITE_DONE)
         goto done;
+    long commits, jobs;
+    db_counts(st, &commits, &jobs);
     *out = json_pack("{s:O,s:O,s:O,s:I,s:I,s:I,s:I}", "states", states, "workers", workers,
                      "running", running, "lease_expiries", expiries, "commits",
-                     (json_int_t)db_commits(st), "jobs", (json_int_t)db_jobs_done(st), "fsyncs",
+                     (json_int_t)commits, "jobs", (json_int_t)jobs, "fsyncs",
                      (json_int_t)syncvfs_count());
     ret = *out ? ST_OK : ST_ERROR;
 done:
