@@ -18,6 +18,7 @@
 #include "api/auth.h"
 #include "api/routes.h"
 #include "api/writes.h"
+#include "common/realtime.h"
 
 struct api_server {
     struct app *app;
@@ -189,7 +190,7 @@ static void *waker(void *arg)
         if (at == INFINITY) {
             pthread_cond_wait(&app->wake, &app->lock);
         } else {
-            struct timespec ts = {(time_t)at, (long)((at - floor(at)) * 1e9)};
+            struct timespec ts = realtime_after(at - t);
             pthread_cond_timedwait(&app->wake, &app->lock, &ts);
         }
     }
@@ -305,13 +306,7 @@ void api_stop(struct api_server *s, double grace_s)
     while (app->inflight > 0 && store_now() < until) {
         /* Resumed long-polls may park again before they see the flag. */
         longpoll_resume_all(app);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 20 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = realtime_after(0.02);
         pthread_cond_timedwait(&app->idle, &app->lock, &ts);
     }
     longpoll_resume_all(app);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "api/handlers.h"
+#include "common/realtime.h"
 #include "daemon/notify.h"
 
 struct reaper {
@@ -53,11 +54,7 @@ static void *loop(void *arg)
             notify_send("WATCHDOG=1");
         }
         pthread_mutex_lock(&r->lock);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        double until = (double)ts.tv_sec + ts.tv_nsec * 1e-9 + tick;
-        ts.tv_sec = (time_t)until;
-        ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+        struct timespec ts = realtime_after(tick);
         if (!r->stop)
             pthread_cond_timedwait(&r->cond, &r->lock, &ts);
     }

@@ -11,6 +11,7 @@
 
 #include "common/http_client.h"
 #include "common/path.h"
+#include "common/realtime.h"
 #include "worker/backoff.h"
 #include "worker/runlog.h"
 #include "worker/tail.h"
@@ -226,15 +227,7 @@ static void wait_until(struct reporter *rp, double t)
     double now = runlog_now();
     if (t <= now)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    double d = t - now;
-    ts.tv_sec += (time_t)d;
-    ts.tv_nsec += (long)((d - (double)(time_t)d) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = realtime_after(t - now);
     pthread_cond_timedwait(&rp->cv, &rp->mu, &ts);
 }
 
