@@ -394,22 +394,6 @@ static void dashboard_done(struct conn *c, int status)
     schedule(c, c->dash_stage ? now() : now() + dash_s);
 }
 
-/* The answer is whole when the headers and Content-Length bytes are in. */
-static int answer_whole(struct conn *c, int *status, char **body)
-{
-    c->in[c->in_len] = 0;
-    char *end = strstr(c->in, "\r\n\r\n");
-    if (!end)
-        return 0;
-    char *cl = strcasestr(c->in, "\r\nContent-Length:");
-    size_t len = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
-    if ((size_t)(end + 4 - c->in) + len > c->in_len)
-        return 0;
-    *status = atoi(c->in + 9);
-    *body = end + 4;
-    return 1;
-}
-
 static void on_event(struct conn *c, unsigned events)
 {
     if ((events & EPOLLOUT) && c->out_off < c->out_len) {
@@ -463,7 +447,7 @@ static void on_event(struct conn *c, unsigned events)
     }
     int status;
     char *body;
-    if (!c->busy || !answer_whole(c, &status, &body))
+    if (!c->busy || !answer_whole(c->in, c->in_len, &status, &body))
         return;
     c->busy = 0;
     double seen = wall_now();

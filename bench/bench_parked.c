@@ -39,15 +39,10 @@ static int answer(struct poll_conn *c)
     if (r <= 0)
         return -1;
     c->got += (size_t)r;
-    c->in[c->got] = 0;
-    char *end = strstr(c->in, "\r\n\r\n");
-    if (!end)
+    int status;
+    if (!answer_whole(c->in, c->got, &status, NULL))
         return c->got == sizeof c->in - 1 ? -1 : 0;
-    char *cl = strcasestr(c->in, "\r\nContent-Length:");
-    size_t len = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
-    if (c->got < (size_t)(end + 4 - c->in) + len)
-        return 0;
-    return atoi(c->in + 9);
+    return status;
 }
 
 static double cpu_seconds(int pid)

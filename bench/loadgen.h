@@ -91,6 +91,25 @@ static int roundtrip(int fd, const char *method, const char *path, const char *b
     return status;
 }
 
+/* What has come of one answer, in[0..len) (in has room for a NUL after
+ * it): 1 with its status, and its body where body is not NULL, once its
+ * head and Content-Length bytes are in; 0 while they are not. */
+static inline int answer_whole(char *in, size_t len, int *status, char **body)
+{
+    in[len] = 0;
+    char *end = strstr(in, "\r\n\r\n");
+    if (!end)
+        return 0;
+    char *cl = strcasestr(in, "\r\nContent-Length:");
+    size_t n = cl && cl < end ? strtoul(cl + 17, NULL, 10) : 0;
+    if ((size_t)(end + 4 - in) + n > len)
+        return 0;
+    *status = atoi(in + 9);
+    if (body)
+        *body = end + 4;
+    return 1;
+}
+
 /* The spec file at path into buf, NUL-terminated: its length, 0 when it
  * cannot be read or is empty. */
 static inline size_t read_spec(const char *path, char *buf, size_t cap)
