@@ -2,7 +2,8 @@
  * parameter gradients. Whole-tensor sums go in double: each block sums a
  * fixed grid-stride share, and the block partials are added in block order,
  * so a result repeats exactly on a given GPU. Column sums (the gains'
- * gradients) go in two passes, row chunks then chunks in order: no atomics. */
+ * gradients) go in two passes, row chunks then the chunks, each in a fixed
+ * order: no atomics. */
 #include <cmath>
 #include <cstdio>
 
@@ -171,16 +172,26 @@ static __global__ void colsum_partial_kernel(float *partial, const bf16 *a, cons
     }
 }
 
+/* As the partial kernel, over the chunks: row lane y adds chunks y, y + 8,
+ * … in order, then the lanes in order. A thread a column walking all the
+ * chunks (a few hundred dependent loads, on d threads: a handful of warps
+ * for the whole GPU) was latency, not work. */
 static __global__ void colsum_finish_kernel(float *dst, const float *partial, int chunks, int d,
                                             float s)
 {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= d)
-        return;
-    float t = 0;
-    for (int c = 0; c < chunks; c++)
-        t += partial[(size_t)c * d + j];
-    dst[j] += s * t;
+    __shared__ float tot[ROW_LANES][COLS];
+    int j = blockIdx.x * COLS + threadIdx.x;
+    float acc = 0;
+    if (j < d)
+        for (int c = threadIdx.y; c < chunks; c += ROW_LANES)
+            acc += partial[(size_t)c * d + j];
+    tot[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && j < d) {
+        for (int r = 1; r < ROW_LANES; r++)
+            acc += tot[r][threadIdx.x];
+        dst[j] += s * acc;
+    }
 }
 
 void cuda_colsum_accumulate(real *dst, const bf16 *a, const bf16 *b, const real *rs, real s,
@@ -200,6 +211,7 @@ void cuda_colsum_accumulate(real *dst, const bf16 *a, const bf16 *b, const real 
 
 void cuda_colsum_finish(real *dst, const real *partial, int chunks, int d, real s, const char *op)
 {
-    colsum_finish_kernel<<<(d + 255) / 256, 256>>>(dst, partial, chunks, d, s);
+    colsum_finish_kernel<<<(d + COLS - 1) / COLS, dim3(COLS, ROW_LANES)>>>(dst, partial, chunks,
+                                                                           d, s);
     LAUNCH_CHECK(op);
 }

@@ -4,8 +4,8 @@
  * bytes at a time where they can. The backward computes the input gradient
  * and, from the same loads, the gain's gradient: each warp adds its rows
  * into its own slice of shared memory, the block's slices are added in warp
- * order into one partial row per block, and the partials in block order
- * into dg (reduce.cu) — a fixed order, no atomics. */
+ * order into one partial row per block, and the partials in a fixed order
+ * into dg (reduce.cu) — no atomics. */
 #include <cmath>
 
 #include "kernels/cuda/block.cuh"
@@ -150,19 +150,20 @@ static __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32)
 
 /* The input gradient as rmsnorm_dx_kernel, and the gain's gradient from
  * the same loads: partial[block][j] = Σ over the block's rows of
- * dy_j·x_j·r. Rows of 8-element chunks only. */
+ * dy_j·x_j·r. Rows of 8-element chunks only. A warp's slice holds column
+ * 8c + i at i·(d/8) + c: a lane owns the chunks c ≡ lane (mod 32), so the
+ * warp's 32 adds of one i fall in 32 banks (column order put 4 lanes in each
+ * bank, 8-way conflicts on every add). */
 static __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32)
     rmsnorm_bwd_fused_kernel(bf16 *dx, float *partial, const bf16 *dout, const bf16 *x,
                              const float *g, const float *rstd, int N, int d, int rows,
                              float s_in, float s_out, const bf16 *res, float b)
 {
-    extern __shared__ __align__(16) float slice[]; /* [warps][d] */
-    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    extern __shared__ __align__(16) float slice[]; /* [warps][8][d / 8] */
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32, chunks = d / 8;
     float *acc = slice + (size_t)warp * d;
-    for (int j = lane * 8; j < d; j += 256)
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            acc[j + i] = 0;
+    for (int k = lane; k < d; k += 32)
+        acc[k] = 0;
     int r0 = blockIdx.x * rows, r1 = min(N, r0 + rows);
     for (int row = r0 + warp; row < r1; row += ROWS_PER_BLOCK) {
         size_t off = (size_t)row * d;
@@ -184,17 +185,17 @@ static __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32)
 #pragma unroll
             for (int i = 0; i < 8; i++) {
                 out.v[i] = rr * yv.v[i] * g[j + i] - c * xv.v[i] + (res ? b * rv.v[i] : 0.0f);
-                acc[j + i] += yv.v[i] * xv.v[i] * rr;
+                acc[i * chunks + j / 8] += yv.v[i] * xv.v[i] * rr;
             }
             store8(dx + off + j, out);
         }
     }
     __syncthreads();
-    for (int j = threadIdx.x; j < d; j += blockDim.x) {
+    for (int k = threadIdx.x; k < d; k += blockDim.x) {
         float t = 0;
         for (int w = 0; w < ROWS_PER_BLOCK; w++)
-            t += slice[(size_t)w * d + j];
-        partial[(size_t)blockIdx.x * d + j] = t;
+            t += slice[(size_t)w * d + k];
+        partial[(size_t)blockIdx.x * d + k % chunks * 8 + k / chunks] = t;
     }
 }
 
