@@ -6,7 +6,9 @@
  * MFU is against the dense bf16 peak given in TFLOP/s (989 for H100 SXM and
  * H200), with the FLOPs of model_flops_per_token. Peak memory is every
  * byte the backend allocated (ops_cuda_memory), the CUDA context aside, as
- * PyTorch's max_memory_allocated counts its own.
+ * PyTorch's max_memory_allocated counts its own. The timed steps, not the
+ * warm-ups, are what a profiler started with profiling off records
+ * (bench/gpu/profile.sh).
  * usage: bench_train_cuda PRESET PEAK_TFLOPS [MICRO_BATCH] [STEPS] */
 #include <math.h>
 #include <stdio.h>
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
     for (int step = -2; step < steps; step++) {
         if (step == 0) {
             ops_cuda_profile_report(NULL); /* drops the warm-up's marks */
+            ops_cuda_profile_range(1);
             t0 = now();
         }
         ops_cuda.zero(m.grads, m.n_params);
@@ -114,6 +117,7 @@ int main(int argc, char **argv)
                       0, step + 3, 1.0);
     }
     double dt = now() - t0;
+    ops_cuda_profile_range(0);
     ops_cuda_profile_report(stdout);
     size_t used = 0, peak = 0;
     ops_cuda_memory(&used, &peak);

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <cuda_profiler_api.h>
+
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
 
@@ -129,6 +131,11 @@ extern "C" void ops_cuda_profile_report(FILE *f)
                 count[j]);
     fprintf(f, "PROFILE %-28s %10.2f\n", "total", total);
     profile_drop();
+}
+
+extern "C" void ops_cuda_profile_range(int on)
+{
+    CUDA_CHECK("profile_range", on ? cudaProfilerStart() : cudaProfilerStop());
 }
 
 void cuda_launch_check(const char *file, int line, const char *op)

@@ -37,6 +37,10 @@ void ops_cuda_reset_peak(void);
  * since the last report (or the start), largest first, as PROFILE lines;
  * f NULL forgets them. */
 void ops_cuda_profile_report(FILE *f);
+/* Opens (1) and closes (0) the stretch that an outside profiler started
+ * with profiling off records (Nsight Compute's --profile-from-start off:
+ * bench/gpu/profile.sh); with none attached it does nothing. */
+void ops_cuda_profile_range(int on);
 
 #ifdef __cplusplus
 }
