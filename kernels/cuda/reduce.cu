@@ -172,23 +172,25 @@ static __global__ void colsum_partial_kernel(float *partial, const bf16 *a, cons
     }
 }
 
-/* As the partial kernel, over the chunks: row lane y adds chunks y, y + 8,
- * … in order, then the lanes in order. A thread a column walking all the
- * chunks (a few hundred dependent loads, on d threads: a handful of warps
- * for the whole GPU) was latency, not work. */
+/* As the partial kernel, over the chunks: chunk lane y adds chunks y,
+ * y + FINISH_LANES, … in order, then the lanes in order. A thread a column
+ * walking all the chunks (a few hundred dependent loads, on d threads: a
+ * handful of warps for the whole GPU) was latency, not work. */
+enum { FINISH_LANES = 32 };
+
 static __global__ void colsum_finish_kernel(float *dst, const float *partial, int chunks, int d,
                                             float s)
 {
-    __shared__ float tot[ROW_LANES][COLS];
+    __shared__ float tot[FINISH_LANES][COLS];
     int j = blockIdx.x * COLS + threadIdx.x;
     float acc = 0;
     if (j < d)
-        for (int c = threadIdx.y; c < chunks; c += ROW_LANES)
+        for (int c = threadIdx.y; c < chunks; c += FINISH_LANES)
             acc += partial[(size_t)c * d + j];
     tot[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
     if (threadIdx.y == 0 && j < d) {
-        for (int r = 1; r < ROW_LANES; r++)
+        for (int r = 1; r < FINISH_LANES; r++)
             acc += tot[r][threadIdx.x];
         dst[j] += s * acc;
     }
@@ -211,7 +213,7 @@ void cuda_colsum_accumulate(real *dst, const bf16 *a, const bf16 *b, const real 
 
 void cuda_colsum_finish(real *dst, const real *partial, int chunks, int d, real s, const char *op)
 {
-    colsum_finish_kernel<<<(d + COLS - 1) / COLS, dim3(COLS, ROW_LANES)>>>(dst, partial, chunks,
-                                                                           d, s);
+    colsum_finish_kernel<<<(d + COLS - 1) / COLS, dim3(COLS, FINISH_LANES)>>>(dst, partial,
+                                                                              chunks, d, s);
     LAUNCH_CHECK(op);
 }

@@ -13,9 +13,9 @@ struct vec8 {
     float v[8];
 };
 
-static __device__ __forceinline__ vec8 load8(const __nv_bfloat16 *p)
+/* the eight bf16 of one 16-byte load, as fp32 */
+static __device__ __forceinline__ vec8 unpack8(uint4 raw)
 {
-    uint4 raw = *reinterpret_cast<const uint4 *>(p);
     const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&raw);
     vec8 r;
 #pragma unroll
@@ -26,6 +26,15 @@ static __device__ __forceinline__ vec8 load8(const __nv_bfloat16 *p)
     }
     return r;
 }
+
+/* Kept packed (4 registers, not 8) where a kernel holds many before it
+ * uses them. */
+static __device__ __forceinline__ uint4 raw8(const __nv_bfloat16 *p)
+{
+    return *reinterpret_cast<const uint4 *>(p);
+}
+
+static __device__ __forceinline__ vec8 load8(const __nv_bfloat16 *p) { return unpack8(raw8(p)); }
 
 static __device__ __forceinline__ void store8(__nv_bfloat16 *p, const vec8 &x)
 {

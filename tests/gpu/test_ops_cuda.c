@@ -242,6 +242,8 @@ static void rmsnorm(void)
     rmsnorm_at(33, 100, 1, 1, 0);                 /* rows not a multiple of 8 */
     rmsnorm_at(1024, 768, 1, 0.2886751f, 0);      /* LNS after the norm, s = 1/√12 */
     rmsnorm_at(300, 2048, 0.5f, 1, 1);            /* before the norm; with a residual */
+    rmsnorm_at(100, 520, 1, 1, 1);                /* a lane's last chunk past the row */
+    rmsnorm_at(64, 4096, 1, 1, 0);                /* rows too wide for the fused backward */
 }
 
 /* ---- rope ---- */
