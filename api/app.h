@@ -27,8 +27,12 @@ struct app {
     volatile int stopping;
     pthread_mutex_t lock;                /* guards waiters and inflight */
     pthread_cond_t wake;                 /* the waker has long-polls to resume */
-    int woken;                           /* work may have appeared since its last pass
-                                            (1), or a gang formed (2: no gap) */
+    int wake_all;                        /* every parked poll to resume: work may have
+                                            appeared for anyone (1, after the gap), or a
+                                            gang formed (2: now) */
+    int want[3];                         /* parked lease polls to resume now for new
+                                            work, by enum wake_for (longpoll.c) */
+    long resumed_for_work;               /* parked polls resumed by wakes, not their time */
     long wakes;                          /* wakes of any kind so far: what a poll's pass may miss */
     double next_due;                     /* the soonest poll_due of the waiters (INFINITY: none) */
     pthread_cond_t idle;                 /* a request ended: api_stop counts them down */

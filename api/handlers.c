@@ -45,8 +45,10 @@ enum MHD_Result h_prometheus(struct req *r, int64_t id)
         return reply_store(r, rc, "stats");
     pthread_mutex_lock(&r->app->lock);
     int parked = r->app->n_waiters;
+    long woken = r->app->resumed_for_work;
     pthread_mutex_unlock(&r->app->lock);
-    char *text = json_object_set_new(stats, "parked", json_integer(parked)) == 0
+    char *text = json_object_set_new(stats, "parked", json_integer(parked)) == 0 &&
+                         json_object_set_new(stats, "woken", json_integer(woken)) == 0
                      ? prom_render(&r->app->stats, stats)
                      : NULL;
     json_decref(stats);
@@ -56,6 +58,25 @@ enum MHD_Result h_prometheus(struct req *r, int64_t id)
         reply_text(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
     free(text);
     return ret;
+}
+
+/* New queued work wakes as many parked lease polls as there are jobs, of
+ * workers that can take them; a gang wakes every parked poll, since its
+ * ranks are gathered from the passes of the cuda workers waiting. */
+static void wake_for_new(struct app *app, const struct new_experiment *rows, int n)
+{
+    int count[3] = {0, 0, 0};
+    for (int i = 0; i < n; i++) {
+        if (rows[i].gpus > 1) {
+            longpoll_wake(app);
+            return;
+        }
+        const char *dev = rows[i].device;
+        count[!strcmp(dev, "cpu") ? FOR_CPU : !strcmp(dev, "cuda") ? FOR_CUDA : FOR_ANY]++;
+    }
+    for (int k = 0; k < 3; k++)
+        if (count[k])
+            longpoll_wake_for(app, (enum wake_for)k, count[k] + 1);
 }
 
 static enum MHD_Result show(struct req *r, int status, int64_t id)
@@ -98,13 +119,13 @@ enum MHD_Result h_create_experiment(struct req *r, int64_t unused)
     int64_t id;
     int replayed;
     int rc = store_create_experiment(r->app->store, &s.row, idem_key(r), &id, &replayed);
+    if (rc == ST_OK && !replayed)
+        wake_for_new(r->app, &s.row, 1);
     submission_free(&s);
     if (rc == ST_CONFLICT)
         return idem_reused(r, "experiment");
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment");
-    if (!replayed)
-        longpoll_wake(r->app);
     return show(r, 201, id);
 }
 
@@ -136,6 +157,8 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
     int64_t sweep;
     int replayed;
     int rc = store_create_sweep(r->app->store, text, idem_key(r), rows, n, &sweep, &replayed);
+    if (rc == ST_OK && !replayed)
+        wake_for_new(r->app, rows, n);
     free(text);
     free(rows);
     submissions_free(subs, n);
@@ -143,8 +166,6 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
         return idem_reused(r, "sweep");
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
-    if (!replayed)
-        longpoll_wake(r->app);
     json_t *o;
     rc = store_sweep(r->app->store, sweep, &o);
     if (rc != ST_OK)

@@ -42,9 +42,17 @@ enum MHD_Result h_rendezvous_post(struct req *r, int64_t id);
 enum MHD_Result h_rendezvous_get(struct req *r, int64_t id);
 
 /* Long-polls (api/longpoll.c says when a parked one runs again). */
-/* Work may have appeared for anyone (a submission, a requeue, a cancel, a
- * worker gone): the waker resumes every parked request soon. */
+/* Work may have appeared for anyone (a requeue, a cancel, a worker gone, a
+ * gang submitted): the waker resumes every parked request soon. */
 void longpoll_wake(struct app *app);
+/* n jobs were submitted that workers of one kind can take: the waker
+ * resumes that many parked lease polls of such workers soon. */
+enum wake_for { FOR_CPU, FOR_CUDA, FOR_ANY };
+void longpoll_wake_for(struct app *app, enum wake_for kind, int n);
+/* A poll resumed for work took a job: one more poll of what it takes
+ * (enum lease_takes) is resumed soon, in case a woken one could not take
+ * its job. */
+void longpoll_pass_on(struct app *app, int takes);
 /* A gang formed: its members wait parked to be told, and a gang's members
  * are few and rare, so every parked request runs again now, not after the
  * gap that coalesces the other wakes. */
@@ -56,11 +64,15 @@ void longpoll_wake_worker(struct app *app, int64_t worker);
 void longpoll_pass_begins(struct req *r);
 /* Parks the request until work may exist, its refresh or its deadline. */
 enum MHD_Result longpoll_park(struct req *r);
-/* The waker's, with app->lock held: resumes every parked request; resumes
- * those due by now, returning the soonest due of the others (INFINITY when
- * none is parked). It does either at most every LONGPOLL_GAP_S. */
+/* The waker's, with app->lock held: resumes every parked request (at most
+ * every LONGPOLL_GAP_S, unless a gang formed); resumes as many parked lease
+ * polls as app->want asks, of the kinds it asks (at once: a few polls
+ * each); resumes those due by now, returning the soonest due of the others
+ * (INFINITY when none is parked), at most every LONGPOLL_GAP_S. */
 #define LONGPOLL_GAP_S 0.1
 void longpoll_resume_all(struct app *app);
+int longpoll_wanted(const struct app *app);
+void longpoll_resume_wanted(struct app *app);
 double longpoll_resume_due(struct app *app, double now);
 
 #endif

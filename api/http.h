@@ -26,6 +26,8 @@ struct req {
     double poll_deadline;    /* lease long-poll: when to give up and answer 204 */
     double poll_due;         /* parked: when the waker resumes it unless woken first */
     int64_t poll_worker;     /* the worker a parked lease poll asks for (0: not a lease) */
+    int poll_takes;          /* enum lease_takes: the work its last pass said it could take */
+    int poll_for_work;       /* resumed by a wake for work it can take (longpoll_wake_for) */
     long wakes_seen;         /* app->wakes when its last pass began */
     int suspended;
     struct req *next_waiter;

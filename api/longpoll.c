@@ -2,10 +2,17 @@
  * (MHD_suspend_connection) instead of blocking a pool thread, and the
  * waker thread (server.c) resumes it, so that its handler runs again
  * (claims, parks again, or answers 204 at its deadline), only when
- *  - work may have appeared for anyone (a submission, a requeue, a cancel,
- *    a worker gone offline): every parked request, at once, but at most
- *    every LONGPOLL_GAP_S, so that a burst of such events costs one pass
- *    over the parked fleet, not one per event;
+ *  - work was submitted: as many parked lease polls as there are new jobs
+ *    (and one more), of workers that can take them (cpu, cuda), the most
+ *    recently parked first, at once; a poll so woken that takes a job
+ *    passes the wake on to one more of its kind, in case some woken poll
+ *    could not, and one that ends without looking (its worker removed)
+ *    hands its wake to another (server.c);
+ *  - work may have appeared for anyone in another way (a requeue, a cancel,
+ *    a worker gone offline, a gang submitted: its ranks form through the
+ *    passes): every parked request, at once, but at most every
+ *    LONGPOLL_GAP_S, so that a burst of such events costs one pass over the
+ *    parked fleet, not one per event;
  *  - a gang formed: every parked request at once, gap or not (its members
  *    wait to be told, and gangs are few);
  *  - a run's end frees its worker's capacity: that worker's polls, at once;
@@ -14,9 +21,13 @@
  *    workers by it).
  * Between them a parked fleet costs the store nothing: passing every parked
  * poll at a fixed tick cost 10 store jobs per poll per second, most of a
- * core for 5,000 idle workers (bench/RESULTS.md). */
+ * core for 5,000 idle workers, and a submission that woke them all cost a
+ * pass each (bench/RESULTS.md). A job a woken poll could not take (its
+ * worker gone since it parked) is found at the latest by the next poll's
+ * own pass, within store_touch_s. */
 #include "api/handlers.h"
 
+#include <limits.h>
 #include <math.h>
 
 enum MHD_Result longpoll_park(struct req *r)
@@ -42,23 +53,50 @@ enum MHD_Result longpoll_park(struct req *r)
     return MHD_YES;
 }
 
-static void wake(struct app *app, int how)
+/* With app->lock held: all (1 after the gap, 2 now), or only app->want. */
+static void wake(struct app *app, int all)
 {
-    pthread_mutex_lock(&app->lock);
-    app->woken = how > app->woken ? how : app->woken;
+    app->wake_all = all > app->wake_all ? all : app->wake_all;
     app->wakes++;
     pthread_cond_signal(&app->wake);
-    pthread_mutex_unlock(&app->lock);
 }
 
 void longpoll_wake(struct app *app)
 {
+    pthread_mutex_lock(&app->lock);
     wake(app, 1);
+    pthread_mutex_unlock(&app->lock);
 }
 
 void longpoll_wake_gang(struct app *app)
 {
+    pthread_mutex_lock(&app->lock);
     wake(app, 2);
+    pthread_mutex_unlock(&app->lock);
+}
+
+void longpoll_wake_for(struct app *app, enum wake_for kind, int n)
+{
+    pthread_mutex_lock(&app->lock);
+    int *w = &app->want[kind];
+    *w = n > INT_MAX - *w ? INT_MAX : *w + n;
+    wake(app, 0);
+    pthread_mutex_unlock(&app->lock);
+}
+
+void longpoll_pass_on(struct app *app, int takes)
+{
+    pthread_mutex_lock(&app->lock);
+    int *w = &app->want[takes == TAKES_CUDA ? FOR_CUDA : FOR_CPU];
+    if (*w < 1)
+        *w = 1;
+    wake(app, 0);
+    pthread_mutex_unlock(&app->lock);
+}
+
+int longpoll_wanted(const struct app *app)
+{
+    return app->want[FOR_CPU] || app->want[FOR_CUDA] || app->want[FOR_ANY];
 }
 
 static void resume(struct req *r)
@@ -73,10 +111,34 @@ void longpoll_resume_all(struct app *app)
 {
     for (struct req *r = app->waiters, *next; r; r = next) {
         next = r->next_waiter;
+        app->resumed_for_work++;
         resume(r);
     }
     app->waiters = NULL;
     app->next_due = INFINITY;
+    app->want[FOR_CPU] = app->want[FOR_CUDA] = app->want[FOR_ANY] = 0;
+}
+
+void longpoll_resume_wanted(struct app *app)
+{
+    int *w = app->want;
+    for (struct req **p = &app->waiters; *p && longpoll_wanted(app);) {
+        struct req *r = *p;
+        int k = !r->poll_worker || r->poll_takes == TAKES_NOTHING ? -1
+                : r->poll_takes == TAKES_CUDA                     ? FOR_CUDA
+                                                                  : FOR_CPU;
+        if (k >= 0 && (w[k] > 0 || w[FOR_ANY] > 0)) {
+            w[w[k] > 0 ? k : FOR_ANY]--;
+            *p = r->next_waiter;
+            r->poll_for_work = 1;
+            app->resumed_for_work++;
+            resume(r);
+        } else {
+            p = &r->next_waiter;
+        }
+    }
+    /* what no parked poll could take waits for the next request's own pass */
+    w[FOR_CPU] = w[FOR_CUDA] = w[FOR_ANY] = 0;
 }
 
 void longpoll_pass_begins(struct req *r)
@@ -95,6 +157,7 @@ static double resume_some(struct app *app, double now, int64_t worker)
         struct req *r = *p;
         if (worker ? r->poll_worker == worker : r->poll_due <= now) {
             *p = r->next_waiter;
+            app->resumed_for_work += worker != 0;
             resume(r);
         } else {
             soonest = r->poll_due < soonest ? r->poll_due : soonest;

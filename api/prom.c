@@ -155,6 +155,9 @@ char *prom_render(struct http_stats *h, json_t *stats)
              "Write transactions committed (with group commit, a batch of requests each).");
     put_stat(&b, stats, "parked", "cod_longpolls_parked", "gauge",
              "Long-polls waiting parked for work (lease) or a rendezvous id.");
+    put_stat(&b, stats, "woken", "cod_longpolls_woken_total", "counter",
+             "Parked long-polls resumed because work may be there for them (not at their own "
+             "time).");
     put_stat(&b, stats, "jobs", "cod_store_jobs_total", "counter",
              "Write jobs the committer ran (a request's write each, a lease poll's pass included).");
     put_stat(&b, stats, "fsyncs", "cod_store_fsyncs_total", "counter", "The database's fsyncs.");

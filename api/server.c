@@ -149,10 +149,14 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (app->log_requests)
         fprintf(stderr, "cod-server: %s %s %d %.1fms%s\n", r->method, r->url, status, dt * 1e3,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+    /* resumed for work, it ended without looking (its worker removed, its
+     * connection closed): another poll of its kind looks instead */
+    if (r->poll_for_work)
+        longpoll_wake_for(app, r->poll_takes == TAKES_CUDA ? FOR_CUDA : FOR_CPU, 1);
     pthread_mutex_lock(&app->lock);
     app->inflight--;
-    /* not wake: an answer sent is no new work, and the waker resumes every
-     * parked long-poll each time it wakes */
+    /* not wake: an answer sent is no new work, and a wake resumes parked
+     * long-polls */
     pthread_cond_broadcast(&app->idle);
     pthread_mutex_unlock(&app->lock);
     free(r->body);
@@ -161,9 +165,9 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
 }
 
-/* Resumes parked long-polls when work may have appeared (at most every
- * LONGPOLL_GAP_S) and each when its time comes (api/longpoll.c); sleeps
- * until the sooner of the two. */
+/* Resumes parked long-polls when work may have appeared for them (a few at
+ * once, or all at most every LONGPOLL_GAP_S) and each when its time comes
+ * (api/longpoll.c); sleeps until the soonest of these. */
 static void *waker(void *arg)
 {
     struct api_server *s = arg;
@@ -172,11 +176,13 @@ static void *waker(void *arg)
     pthread_mutex_lock(&app->lock);
     while (!app->stopping) {
         double t = store_now();
-        if (app->woken == 2 || (app->woken && t - last_all >= LONGPOLL_GAP_S)) {
-            app->woken = 0;
+        if (app->wake_all == 2 || (app->wake_all && t - last_all >= LONGPOLL_GAP_S)) {
+            app->wake_all = 0;
             last_all = t;
             longpoll_resume_all(app);
         }
+        if (longpoll_wanted(app))
+            longpoll_resume_wanted(app);
         /* a walk over the parked polls at most every gap, not one at each
          * poll's due: thousands of them park at different moments */
         if (app->next_due <= t && t - last_due >= LONGPOLL_GAP_S) {
@@ -185,7 +191,7 @@ static void *waker(void *arg)
         }
         double at = app->next_due > last_due + LONGPOLL_GAP_S ? app->next_due
                                                                : last_due + LONGPOLL_GAP_S;
-        if (app->woken && last_all + LONGPOLL_GAP_S < at)
+        if (app->wake_all && last_all + LONGPOLL_GAP_S < at)
             at = last_all + LONGPOLL_GAP_S;
         if (at == INFINITY) {
             pthread_cond_wait(&app->wake, &app->lock);

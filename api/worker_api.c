@@ -175,25 +175,30 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
         pthread_mutex_unlock(&app->lock);
         if (stopping) {
             /* the server is stopping, and must find no connection suspended */
-            r->lease_rc = store_lease(app->store, worker, &p, &r->lease, &r->lease_formed);
+            r->lease_rc = store_lease(app->store, worker, &p, &r->lease, &r->lease_formed,
+                                      &r->poll_takes);
         } else {
             /* suspended before the store can answer, so its resume never comes first */
             MHD_suspend_connection(r->conn);
             if (store_lease_start(app->store, worker, &p, &r->lease, &r->lease_formed,
-                                  lease_taken, r) != ST_OK)
+                                  &r->poll_takes, lease_taken, r) != ST_OK)
                 lease_taken(r, ST_ERROR);
             return MHD_YES;
         }
     }
     r->lease_ready = 0;
     struct lease lease = r->lease;
-    int formed = r->lease_formed, rc = r->lease_rc;
-    if (rc != ST_OK)
+    int formed = r->lease_formed, rc = r->lease_rc, for_work = r->poll_for_work;
+    if (rc != ST_OK) /* it did not look: its end passes the wake on (server.c) */
         return reply_store(r, rc, "worker");
+    r->poll_for_work = 0;
     if (formed) /* the gang's other ranks are parked: tell them now */
         longpoll_wake_gang(r->app);
-    if (lease.spec)
+    if (lease.spec) {
+        if (for_work)
+            longpoll_pass_on(r->app, r->poll_takes);
         return reply_lease(r, &lease);
+    }
     if (!r->app->stopping && store_now() < r->poll_deadline) {
         r->poll_worker = worker;
         return longpoll_park(r);

@@ -8,7 +8,10 @@
  * store ran (cod_store_jobs_total): what the parked polls cost while nothing
  * happens. Then it submits SPEC_FILE (a cuda experiment) 10 times 0.3 s
  * apart and 10 times back to back, and times each submission to the moment
- * a parked worker's poll answers with it: what the waiting is for. */
+ * a parked worker's poll answers with it: what the waiting is for. For the
+ * spaced ones it also counts what a submission costs the parked fleet: the
+ * store jobs beyond the idle rate, and the polls woken for it
+ * (cod_longpolls_woken_total, where the server has it). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,8 +149,11 @@ int main(int argc, char **argv)
     /* isolated submissions (each LONGPOLL_GAP_S and more after the last
      * pass over the parked polls), then back to back (each as soon as the
      * last was taken: a burst, whose wakes the server coalesces) */
+    double idle_jobs_per_s = jobs / dt;
     for (int burst = 0; burst < 2; burst++) {
-        double lat[SUBMISSIONS];
+        double lat[SUBMISSIONS], ta = now();
+        long jobs_a = metric(fd, "cod_store_jobs_total"),
+             woken_a = metric(fd, "cod_longpolls_woken_total");
         for (int s = 0; s < SUBMISSIONS; s++) {
             if (!burst)
                 usleep(300000);
@@ -176,10 +182,20 @@ int main(int argc, char **argv)
                 }
             }
         }
+        long jobs_b = metric(fd, "cod_store_jobs_total"),
+             woken_b = metric(fd, "cod_longpolls_woken_total");
+        double span = now() - ta;
         qsort(lat, SUBMISSIONS, sizeof *lat, cmp_double);
         printf("submission to a parked worker's lease, %s: median %.1f ms, max %.1f ms (%d)\n",
                burst ? "back to back" : "0.3 s apart", lat[SUBMISSIONS / 2] * 1e3,
                lat[SUBMISSIONS - 1] * 1e3, SUBMISSIONS);
+        if (burst)
+            continue;
+        printf("a submission 0.3 s apart costs %.0f store jobs beyond the idle rate",
+               ((double)(jobs_b - jobs_a) - idle_jobs_per_s * span) / SUBMISSIONS);
+        if (woken_a >= 0 && woken_b >= 0)
+            printf(", %.1f parked polls woken", (double)(woken_b - woken_a) / SUBMISSIONS);
+        printf("\n");
     }
     for (int i = 0; i < n; i++)
         close(c[i].fd);

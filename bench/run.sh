@@ -12,7 +12,8 @@
 #  5. cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server);
 #     gang leases/s with 1000 simulated workers and the last member's wait
 #     for its gang (bench_gangs); with group commit off too; what 5000
-#     workers long-polling an empty queue cost it (bench_parked).
+#     workers long-polling an empty queue cost it, and what a submission
+#     wakes of them (bench_parked).
 #  6. the fleet simulator (bench/fleet.sh): 10,000 and 17,500 workers and
 #     100 dashboards for 60 s, and 10,000 without group commit (17,500
 #     needs 18,600 open files).

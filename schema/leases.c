@@ -178,7 +178,7 @@ static int take_untold(struct conn *c, int64_t worker, double now, double lease_
 }
 
 static int lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
-                 int *formed)
+                 int *formed, int *takes)
 {
     struct conn *c = &st->writer;
     double now = store_now();
@@ -191,6 +191,8 @@ static int lease(struct store *st, int64_t worker, const struct lease_policy *p,
     int capacity = sqlite3_column_int(s, 1), held = sqlite3_column_int(s, 4);
     double last_seen = sqlite3_column_double(s, 2), waiting = sqlite3_column_double(s, 3);
     int is_cuda = !strcmp(device, "cuda");
+    if (takes)
+        *takes = held >= capacity ? TAKES_NOTHING : is_cuda ? TAKES_CUDA : TAKES_CPU;
     /* last_seen a little stale is still recent */
     if (last_seen < now - store_touch_s(p->lease_s) && db_touch_worker(c, worker, now) != 0)
         return ST_ERROR;
@@ -273,13 +275,13 @@ struct lease_job {
     int64_t worker;
     const struct lease_policy *p;
     struct lease *out;
-    int *formed;
+    int *formed, *takes;
 };
 
 static int lease_job(struct store *st, void *arg)
 {
     struct lease_job *j = arg;
-    return lease(st, j->worker, j->p, j->out, j->formed);
+    return lease(st, j->worker, j->p, j->out, j->formed, j->takes);
 }
 
 /* After the commit: a lease whose batch failed was not made durable, and
@@ -310,14 +312,15 @@ static void lease_started(void *arg, int rc)
 }
 
 int store_lease_start(struct store *st, int64_t worker, const struct lease_policy *p,
-                      struct lease *out, int *formed, void (*then)(void *ctx, int rc), void *ctx)
+                      struct lease *out, int *formed, int *takes, void (*then)(void *ctx, int rc),
+                      void *ctx)
 {
     *out = (struct lease){0};
     *formed = 0;
     struct lease_start *ls = malloc(sizeof *ls);
     if (!ls)
         return ST_ERROR;
-    *ls = (struct lease_start){{worker, NULL, out, formed}, *p, then, ctx};
+    *ls = (struct lease_start){{worker, NULL, out, formed, takes}, *p, then, ctx};
     ls->j.p = &ls->p;
     if (db_submit(st, lease_job, &ls->j, lease_started, ls) != 0) {
         free(ls);
@@ -327,11 +330,11 @@ int store_lease_start(struct store *st, int64_t worker, const struct lease_polic
 }
 
 int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
-                int *formed)
+                int *formed, int *takes)
 {
     *out = (struct lease){0};
     *formed = 0;
-    struct lease_job j = {worker, p, out, formed};
+    struct lease_job j = {worker, p, out, formed, takes};
     int rc = db_run(st, lease_job, &j);
     lease_settle(&j, rc);
     return rc;

@@ -109,18 +109,23 @@ struct lease {
     char *spec;           /* NULL: no lease */
 };
 void lease_free(struct lease *l);
+/* What a lease pass found the asking worker able to take now: a long-poll
+ * parked after it is woken only for such work (api/longpoll.c). */
+enum lease_takes { TAKES_NOTHING, TAKES_CPU, TAKES_CUDA };
 /* Claims the best queued experiment the worker can run (priority, then
  * FIFO; leases.c says how gangs are formed and held). out->spec is NULL
  * when there is none yet; *formed says a gang was just formed, whose
- * other ranks are waiting to be told. */
+ * other ranks are waiting to be told; *takes (unless NULL) is what the
+ * worker could take (enum lease_takes: nothing while its slots are full). */
 int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, struct lease *out,
-                int *formed);
+                int *formed, int *takes);
 /* store_lease without waiting for it: then(ctx, rc) is called, on the
  * store's own thread, once the lease is on disk or has failed (out and
- * formed must live until then). ST_OK, or ST_ERROR when it could not be
+ * formed, takes must live until then). ST_OK, or ST_ERROR when it could not be
  * started (then is not called). */
 int store_lease_start(struct store *st, int64_t worker, const struct lease_policy *p,
-                      struct lease *out, int *formed, void (*then)(void *ctx, int rc), void *ctx);
+                      struct lease *out, int *formed, int *takes, void (*then)(void *ctx, int rc),
+                      void *ctx);
 /* A rank's heartbeat: extends its lease (a gang's run lasts while every
  * rank's does); ST_INVALID for a rank the run does not have. The extension
  * is noted in memory and written with the next write (schema/beats.c):

@@ -4,9 +4,10 @@
 # no store job between its park and its deadline (a fleet of idle workers
 # costs the server nothing); a run's end wakes its own worker's poll at
 # once; a cancel of the gang that holds parked workers lets them take the
-# next job at once. Every wait is for a state seen; the two "at once" bounds
-# (4 s) tell an answer to the event from the 5 s refresh pass that would
-# answer it otherwise.
+# next job at once; a submission wakes a few polls of workers that can take
+# its jobs, not every parked one. Every wait is for a state seen; the "at
+# once" bounds (4 s) tell an answer to the event from the 5 s refresh pass
+# that would answer it otherwise.
 cd "$(dirname "$0")/.." && . tests/server_helpers.bash
 make_data
 one_spec() { RES="{\"device\": \"$1\"}" spec "\"name\": \"$2\""; }
@@ -87,3 +88,48 @@ stop_server
 wait $p1 $p2
 is "cancel: the other held worker is answered 204, and no gang ever formed" \
     "$(cat "$t/held1.code" "$t/held2.code" | grep -o '[0-9]\{3\}' | sort | tr '\n' ' ')" "200 204 "
+
+# --- a submission wakes as many parked polls as it has jobs (and one more),
+# of workers that can take them, not every parked poll: 8 cpu and 8 cuda
+# workers park; a cpu job is taken by a cpu worker at once, and the polls
+# woken for it are counted (two, and one more passed on by the poll that
+# took it; every parked poll would be 16). On a server started again: the
+# checks above leave nothing queued, and no poll parked.
+start_server --lease-seconds 3600 --reap-seconds 3600
+woken_total() { req GET /metrics >/dev/null; grep '^cod_longpolls_woken_total ' "$t/body" | cut -d' ' -f2; }
+M=8
+for kind in cpu cuda; do
+    for i in $(seq $M); do
+        w=$(register $kind)
+        lease_poll "$w" 60 "$kind$i"
+    done
+done
+await "the $((2 * M)) polls parked" parked_metric $((2 * M))
+w0=$(woken_total)
+start=$(date +%s%N)
+req POST /v1/experiments "$(one_spec cpu one)" >/dev/null; one=$(jget id)
+took() { cat "$t"/$1*.body 2>/dev/null | grep -q "\"experiment\":$2"; }
+await "a cpu worker to take the cpu job" took cpu "$one"
+ms=$(since "$start")
+check "a cpu job: a parked cpu worker takes it at once ($ms ms)" test "$ms" -lt 4000
+await "the others parked again" parked_metric $((2 * M - 1))
+w1=$(woken_total)
+check "a cpu job: $((w1 - w0)) parked polls woken, none of the $M cuda ones (2 or 3 of $((2 * M)))" \
+    test $((w1 - w0)) -ge 2 -a $((w1 - w0)) -le 3
+# a sweep of 3 cuda jobs: three cuda workers take them at once, and the
+# woken polls are the jobs, one more, and what the takers pass on
+w0=$(woken_total)
+start=$(date +%s%N)
+req POST /v1/sweeps "{\"base\": $(RES='{"device": "cuda"}' spec '"name": "burst"'), \"grid\": {\"train.seed\": [1, 2, 3]}}" >/dev/null
+took_cuda() { [ "$(cat "$t"/cuda*.code 2>/dev/null | grep -o 200 | wc -l)" -ge 3 ]; }
+await "three cuda workers to take the sweep's three jobs" took_cuda
+ms=$(since "$start")
+check "a sweep of 3 cuda jobs: three parked cuda workers take them at once ($ms ms)" test "$ms" -lt 4000
+await "the rest parked again" parked_metric $((2 * M - 4))
+w1=$(woken_total)
+check "a sweep of 3 cuda jobs: $((w1 - w0)) parked polls woken (4, and at most 3 passed on, of $((2 * M - 1)))" \
+    test $((w1 - w0)) -ge 4 -a $((w1 - w0)) -le 7
+stop_server
+wait
+is "the polls left are answered 204 by the server's stop" \
+    "$(cat "$t"/cpu*.code "$t"/cuda*.code | grep -o 204 | wc -l)" $((2 * M - 4))

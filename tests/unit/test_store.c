@@ -54,7 +54,7 @@ static int lease(struct store *st, int64_t worker, double lease_s, json_t **out)
     struct lease_policy p = {lease_s, store_now() + 30, 600};
     int formed;
     struct lease l;
-    int rc = store_lease(st, worker, &p, &l, &formed);
+    int rc = store_lease(st, worker, &p, &l, &formed, NULL);
     *out = NULL;
     if (l.spec) {
         CHECK(!strcmp(l.spec, "{\"name\":\"t\"}"), "the lease carries the stored spec: %s", l.spec);

@@ -181,7 +181,7 @@ static void a_commit_torn_midway(void)
     int formed;
     CHECK(st && create(st, "torn", &exp) == ST_OK &&
               store_register_worker(st, "w", "cpu", 1, "h", &worker) == ST_OK &&
-              store_lease(st, worker, &p, &lease, &formed) == ST_OK && lease.spec,
+              store_lease(st, worker, &p, &lease, &formed, NULL) == ST_OK && lease.spec,
           "a leased run");
     run = lease.run;
     lease_free(&lease);
