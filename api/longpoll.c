@@ -6,8 +6,8 @@
  *    (and one more), of workers that can take them (cpu, cuda), the most
  *    recently parked first, at once; a poll so woken that takes a job
  *    passes the wake on to one more of its kind, in case some woken poll
- *    could not, and one that ends without looking (its worker removed)
- *    hands its wake to another (server.c);
+ *    could not, and one that ends without looking (its pass failed) hands
+ *    its wake to another (server.c);
  *  - work may have appeared for anyone in another way (a requeue, a cancel,
  *    a worker gone offline, a gang submitted: its ranks form through the
  *    passes): every parked request, at once, but at most every

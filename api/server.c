@@ -149,8 +149,8 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (app->log_requests)
         fprintf(stderr, "cod-server: %s %s %d %.1fms%s\n", r->method, r->url, status, dt * 1e3,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
-    /* resumed for work, it ended without looking (its worker removed, its
-     * connection closed): another poll of its kind looks instead */
+    /* resumed for work, it ended without looking (its pass failed: the
+     * disk, say): another poll of its kind looks instead */
     if (r->poll_for_work)
         longpoll_wake_for(app, r->poll_takes == TAKES_CUDA ? FOR_CUDA : FOR_CPU, 1);
     pthread_mutex_lock(&app->lock);
