@@ -11,6 +11,9 @@ WARN     = -Wall -Wextra -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -I. -fopenmp -fno-math-errno -MMD -MP
 REL      = $(BASE) -O3 $(ARCH) -g
 SAN      = $(BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# cod-server under ThreadSanitizer (tests/server_tsan.sh): its HTTP, store,
+# write, waker and reaper threads share the long-poll and store state
+TSAN     = -std=c11 -D_GNU_SOURCE $(WARN) -I. -MMD -MP -O1 -g -fsanitize=thread
 
 MAINS    = worker/cod_train.c worker/cod_analyze.c worker/cod_worker.c prep/cod_prep.c daemon/main.c
 # What several programs share (ARCHITECTURE.md): file formats and durable
@@ -126,6 +129,14 @@ build/san/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -c $< -o $@
 
+build/tsan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN) -c $< -o $@
+
+build/tsan-bin/cod-server: $(call obj,tsan,daemon/main.c $(SERVER_SRC) $(SPEC_SRC) $(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(TSAN) -o $@ $^ $(SERVER_LIBS)
+
 build/san64/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -DCOD_REAL_DOUBLE -c $< -o $@
@@ -187,7 +198,8 @@ gpu-tests: $(GPU_TESTS)
 deps:
 	scripts/deps.sh
 
-build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) build/san-bin/cod-worker build/test-lib/faulty_vfs.so
+build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) build/san-bin/cod-worker build/test-lib/faulty_vfs.so \
+             build/tsan-bin/cod-server
 
 test:
 	scripts/deps.sh test

@@ -1,6 +1,7 @@
 # Helpers for the tests/server_*.sh end-to-end tests: a real bin/cod-server
-# on an ephemeral loopback port, curl as the client. Sourced, not a test
-# (tests/run.sh runs only *.sh).
+# (or $COD_SERVER_BIN: tests/server_tsan.sh's build) on an ephemeral
+# loopback port, curl as the client. Sourced, not a test (tests/run.sh runs
+# only *.sh).
 . tests/lib.sh
 t=$(mktemp -d /tmp/cod-server-XXXXXX)
 SPID=
@@ -20,7 +21,8 @@ spec() { # extra top-level fields (JSON members), may be empty; $TRAIN, $RES rep
 port_or_gone() { [ -s "$t/port" ] || ! kill -0 "$SPID" 2>/dev/null; }
 start_server() { # extra flags; sets SPID, B
     rm -f "$t/port"
-    bin/cod-server --listen 127.0.0.1:0 --db "$t/cod.db" --port-file "$t/port" "$@" 2>>"$t/server.log" &
+    "${COD_SERVER_BIN:-bin/cod-server}" --listen 127.0.0.1:0 --db "$t/cod.db" --port-file "$t/port" "$@" \
+        2>>"$t/server.log" &
     SPID=$!
     await "cod-server to write its port file" port_or_gone
     [ -s "$t/port" ] || { echo "FAIL cod-server did not start: $(tail -3 "$t/server.log")"; return 1; }

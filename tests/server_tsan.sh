@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# cod-server's threads under ThreadSanitizer: the server built with
+# -fsanitize=thread (build/tsan-bin/cod-server, from make build-tests) runs
+# the long-poll and gang tests, which drive its HTTP, store and waker
+# threads together on the parked polls, the wakes and the gangs' formation.
+# Every check must pass as on the plain build, each server must stop on
+# SIGTERM, and TSan must report nothing.
+cd "$(dirname "$0")/.." || exit 1
+bin=build/tsan-bin/cod-server
+[ -x "$bin" ] || { echo "FAIL $bin is not built (make build-tests)"; exit 1; }
+reports=$(mktemp -d /tmp/cod-tsan-XXXXXX)
+trap 'rm -rf "$reports"' EXIT
+export TSAN_OPTIONS="log_path=$reports/tsan halt_on_error=0"
+for t in server_longpoll server_gangs; do
+    COD_SERVER_BIN=$bin bash "tests/$t.sh" 2>&1 | sed -n "s/^\(PASS\|FAIL\) /\1 $t under TSan: /p"
+done
+if ls "$reports"/tsan* >/dev/null 2>&1; then
+    echo "FAIL ThreadSanitizer reported:"
+    grep -h -A12 'WARNING: ThreadSanitizer' "$reports"/tsan* | head -60
+else
+    echo "PASS ThreadSanitizer reported nothing"
+fi
