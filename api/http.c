@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 /* Queues resp, or on a write thread keeps it for access_cb (server.c) to
  * queue: only libmicrohttpd's own thread may queue a response. */
@@ -221,4 +222,16 @@ const char *unknown_key(json_t *obj, const char *const *allowed)
             return k;
     }
     return NULL;
+}
+
+int client_gone(struct req *r)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return 0;
+    char b;
+    /* a closed end reads as end of file; a live idle one has nothing yet */
+    ssize_t n = recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }

@@ -72,5 +72,8 @@ const char *query_str(struct req *r, const char *key);
 const char *query_text(struct req *r, const char *key, const char *def, enum MHD_Result *ret);
 /* Names the first key of obj outside allowed (NULL-terminated), or NULL. */
 const char *unknown_key(json_t *obj, const char *const *allowed);
+/* The client closed its end (its process died, say) while the request
+ * waited parked: libmicrohttpd notices only when it writes the answer. */
+int client_gone(struct req *r);
 
 #endif

@@ -144,6 +144,11 @@ static void lease_taken(void *ctx, int rc)
 enum MHD_Result h_lease(struct req *r, int64_t worker)
 {
     enum MHD_Result ret;
+    /* A parked poll whose worker has gone must not claim a job for nobody:
+     * the job would wait for its lease to lapse, an attempt spent. Closing
+     * it hands on a wake it was given (server.c). */
+    if (r->poll_deadline != 0 && !r->lease_ready && client_gone(r))
+        return MHD_NO;
     if (r->poll_deadline == 0) {
         /* first pass: read how long the worker is willing to wait */
         json_t *b = body_object(r, 1, &ret);

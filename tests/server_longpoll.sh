@@ -5,7 +5,8 @@
 # costs the server nothing); a run's end wakes its own worker's poll at
 # once; a cancel of the gang that holds parked workers lets them take the
 # next job at once; a submission wakes a few polls of workers that can take
-# its jobs, not every parked one. Every wait is for a state seen; the "at
+# its jobs, not every parked one; a parked poll whose worker died claims
+# nothing. Every wait is for a state seen; the "at
 # once" bounds (4 s) tell an answer to the event from the 5 s refresh pass
 # that would answer it otherwise.
 cd "$(dirname "$0")/.." && . tests/server_helpers.bash
@@ -133,3 +134,23 @@ stop_server
 wait
 is "the polls left are answered 204 by the server's stop" \
     "$(cat "$t"/cpu*.code "$t"/cuda*.code | grep -o 204 | wc -l)" $((2 * M - 4))
+
+# --- a parked poll whose worker died (its connection closed) claims
+# nothing when woken: the job stays queued for a live worker, no attempt
+# spent on nobody (the old server leased it to the dead poll, to lapse)
+start_server --lease-seconds 3600 --reap-seconds 3600 --log-requests 1
+gone=$(register cpu)
+lease_poll "$gone" 60 gone
+gp=$!
+await "the doomed poll parked" parked_metric 1
+kill "$gp"
+wait "$gp" 2>/dev/null
+req POST /v1/experiments "$(one_spec cpu orphan)" >/dev/null; orphan=$(jget id)
+dead_ended() { grep -q "POST /v1/workers/$gone/lease" "$t/server.log"; }
+await "the dead worker's poll to end" dead_ended
+req GET "/v1/experiments/$orphan" >/dev/null
+is "a dead worker's parked poll: the job is still queued" "$(jget state)" queued
+live=$(register cpu)
+is "a live worker's lease" "$(req POST "/v1/workers/$live/lease" '{"wait": 0}')" 200
+is "the live worker takes the job, on its first attempt" "$(jget experiment) $(jget attempt)" "$orphan 1"
+stop_server
