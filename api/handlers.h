@@ -53,6 +53,9 @@ void longpoll_wake_for(struct app *app, enum wake_for kind, int n);
  * (enum lease_takes) is resumed soon, in case a woken one could not take
  * its job. */
 void longpoll_pass_on(struct app *app, int takes);
+/* A poll resumed for work ended without looking (its pass failed): another
+ * poll of what it takes looks instead. */
+void longpoll_hand_on(struct app *app, int takes);
 /* A gang formed: its members wait parked to be told, and a gang's members
  * are few and rare, so every parked request runs again now, not after the
  * gap that coalesces the other wakes. */

@@ -84,14 +84,26 @@ void longpoll_wake_for(struct app *app, enum wake_for kind, int n)
     pthread_mutex_unlock(&app->lock);
 }
 
+/* the wake that concerns a poll whose worker takes what takes says (enum
+ * lease_takes, not TAKES_NOTHING) */
+static enum wake_for kind_of(int takes)
+{
+    return takes == TAKES_CUDA ? FOR_CUDA : FOR_CPU;
+}
+
 void longpoll_pass_on(struct app *app, int takes)
 {
     pthread_mutex_lock(&app->lock);
-    int *w = &app->want[takes == TAKES_CUDA ? FOR_CUDA : FOR_CPU];
+    int *w = &app->want[kind_of(takes)];
     if (*w < 1)
         *w = 1;
     wake(app, 0);
     pthread_mutex_unlock(&app->lock);
+}
+
+void longpoll_hand_on(struct app *app, int takes)
+{
+    longpoll_wake_for(app, kind_of(takes), 1);
 }
 
 int longpoll_wanted(const struct app *app)
@@ -125,8 +137,7 @@ void longpoll_resume_wanted(struct app *app)
     for (struct req **p = &app->waiters; *p && longpoll_wanted(app);) {
         struct req *r = *p;
         int k = !r->poll_worker || r->poll_takes == TAKES_NOTHING ? -1
-                : r->poll_takes == TAKES_CUDA                     ? FOR_CUDA
-                                                                  : FOR_CPU;
+                                                                  : (int)kind_of(r->poll_takes);
         if (k >= 0 && (w[k] > 0 || w[FOR_ANY] > 0)) {
             w[w[k] > 0 ? k : FOR_ANY]--;
             *p = r->next_waiter;

@@ -152,7 +152,7 @@ static void completed_cb(void *cls, struct MHD_Connection *conn, void **con_cls,
     /* resumed for work, it ended without looking (its pass failed: the
      * disk, say): another poll of its kind looks instead */
     if (r->poll_for_work)
-        longpoll_wake_for(app, r->poll_takes == TAKES_CUDA ? FOR_CUDA : FOR_CPU, 1);
+        longpoll_hand_on(app, r->poll_takes);
     pthread_mutex_lock(&app->lock);
     app->inflight--;
     /* not wake: an answer sent is no new work, and a wake resumes parked
