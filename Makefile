@@ -182,7 +182,7 @@ build/bench/%: build/rel/bench/%.o $(REL_LIB)
 
 build/cuda/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) -std=c++17 -O3 -I. -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+	$(NVCC) -std=c++17 -O3 --default-stream per-thread -I. -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
 		-Xcompiler -Wall,-Wextra,-Werror -MMD -MP -DCOD_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"' -c $< -o $@
 
 build/gpu/%: build/rel/tests/gpu/%.o $(REL_LIB) $(CUDA_OBJ)

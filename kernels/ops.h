@@ -27,6 +27,7 @@
 #include "kernels/real.h"
 
 typedef struct act act; /* never defined: storage of a backend's activation type */
+typedef struct recording recording; /* a backend's recorded sequence of ops */
 
 struct ops {
     const char *name;
@@ -52,6 +53,24 @@ struct ops {
     /* 0, or -1 with err naming the first fault ("op: what"); sticky */
     int (*error)(char *err, size_t errlen);
 
+    /* Recording a sequence of ops once and replaying it (CUDA graphs: one
+     * launch for a whole micro-batch instead of one per op); all four NULL
+     * where the backend has no such thing. Between record_begin and
+     * record_end the ops are recorded, not run, so nothing they would
+     * compute exists yet, and no op that returns a value to the host may be
+     * called. record_begin: 0, or -1 with err saying why not (nothing is
+     * recording). record_end: the recording, or NULL with err when it could
+     * not be made (then nothing ran and no fault was recorded: run the ops
+     * as usual). replay runs it again on the buffers it was made with, as
+     * they are then; every value an op took by value is replayed as it was,
+     * so a recording is only for a sequence whose scalars and sizes do not
+     * change. replay returns 0, or -1 when it can no longer run (memory of
+     * the backend's own that it used has moved): free it and record again. */
+    int (*record_begin)(char *err, size_t errlen);
+    recording *(*record_end)(char *err, size_t errlen);
+    int (*replay)(recording *r);
+    void (*recording_free)(recording *r);
+
     /* out[N,Out] = a·(in[N,In] · w[Out,In]ᵀ) + b·res[N,Out]; res NULL adds nothing */
     void (*matmul_fwd)(act *out, const act *in, const act *w, int N, int In, int Out, real a,
                        const act *res, real b);
@@ -66,7 +85,9 @@ struct ops {
     /* dtable[v] += Σ dout[n] over the rows n with tok[n] = v, in a fixed
      * order: pos[] lists the rows grouped by token (ascending rows within a
      * group), group k being pos[start[k]] … pos[start[k+1]−1]; n_groups
-     * groups, start[] has n_groups+1 entries. */
+     * groups, start[] has n_groups+1 entries. A group may be empty
+     * (start[k] = start[k+1]): it adds nothing, so that a caller can pass
+     * the same n_groups for every batch of a size. */
     void (*embedding_bwd)(real *dtable, const act *dout, const int32_t *tok, const int32_t *pos,
                           const int32_t *start, int n_groups, int d);
 

@@ -332,6 +332,8 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
 
 void model_destroy(struct model *m)
 {
+    if (m->rec.r)
+        m->ops->recording_free(m->rec.r);
     for (int i = 0; m->allocs && i < m->n_allocs; i++)
         m->ops->free(m->allocs[i]);
     free(m->allocs);
@@ -519,7 +521,10 @@ static void sublayer_fwd(struct model *m, int l, int attn, struct sub_acts *a, c
 }
 
 /* The rows of each token, in row order, for the deterministic embedding
- * backward: a counting sort over the vocabulary. */
+ * backward: a counting sort over the vocabulary. The groups are padded
+ * with empty ones to as many as N rows can have, so that embedding_bwd
+ * takes the same arguments for every batch of N rows (a recorded step
+ * replays them). */
 static void group_tokens(struct model *m, const int32_t *tokens, int N)
 {
     int V = m->cfg.vocab;
@@ -533,7 +538,10 @@ static void group_tokens(struct model *m, const int32_t *tokens, int N)
             m->h_start[groups++] = count[v];
         count[v + 1] += count[v];
     }
-    m->h_start[groups] = N;
+    int most = N < V ? N : V; /* the last group's end, then the empty ones */
+    for (int k = groups; k <= most; k++)
+        m->h_start[k] = N;
+    groups = most;
     for (int n = 0; n < N; n++)
         m->h_pos[count[tokens[n]]++] = n;
     m->emb_groups = groups;
@@ -541,18 +549,25 @@ static void group_tokens(struct model *m, const int32_t *tokens, int N)
     m->ops->upload_i32(m->emb_start, m->h_start, (size_t)groups + 1);
 }
 
-/* logits_out != NULL: the logits of every row also go there (host) */
-static double forward(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
-                      real grad_scale, real *logits_out)
+static void load_batch(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                       real grad_scale)
+{
+    int N = B * m->cfg.seq_len;
+    m->B = B;
+    m->ops->upload_i32(m->tokens, tokens, (size_t)N);
+    m->ops->upload_i32(m->targets, targets, (size_t)N);
+    if (grad_scale != 0)
+        group_tokens(m, tokens, N);
+}
+
+/* The forward's ops on the loaded batch, up to the per-row losses (and the
+ * lm_head's gradient); nothing comes back to the host unless logits_out
+ * asks for the logits. */
+static void forward_ops(struct model *m, real grad_scale, real *logits_out)
 {
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
-    int N = B * c->seq_len, d = c->dim, L = c->n_layers, V = c->vocab;
-    m->B = B;
-    o->upload_i32(m->tokens, tokens, (size_t)N);
-    o->upload_i32(m->targets, targets, (size_t)N);
-    if (grad_scale != 0)
-        group_tokens(m, tokens, N);
+    int N = m->B * c->seq_len, d = c->dim, L = c->n_layers, V = c->vocab;
     o->embedding_fwd(m->stream[0], m->tokens, WA(m, 0, P_EMBED), N, d);
     for (int l = 1; l <= L; l++) {
         struct sub_acts *aa = &m->acts[2 * (l - 1)], *af = aa + 1;
@@ -577,7 +592,15 @@ static double forward(struct model *m, const int32_t *tokens, const int32_t *tar
             o->matmul_bwd(rows(m, m->dxf, (size_t)n0, (size_t)d), DW(m, L + 1, P_HEAD), m->logits,
                           x, head, rows_n, d, V, 1, NULL, 0);
     }
-    return o->sum(m->losses, (size_t)N);
+}
+
+/* logits_out != NULL: the logits of every row also go there (host) */
+static double forward(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                      real grad_scale, real *logits_out)
+{
+    load_batch(m, tokens, targets, B, grad_scale);
+    forward_ops(m, grad_scale, logits_out);
+    return m->ops->sum(m->losses, (size_t)B * m->cfg.seq_len);
 }
 
 double model_forward(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
@@ -699,4 +722,63 @@ void model_backward(struct model *m)
     o->embedding_bwd(DW(m, 0, P_EMBED), ga, m->tokens, m->emb_pos, m->emb_start, m->emb_groups, d);
     if (m->grads_ready)
         m->grads_ready(m->grads_ctx, 0, m->block_first[0]);
+}
+
+/* ---- a micro-batch replayed ---- */
+
+/* Runs the loaded micro-batch's forward and backward from a recording
+ * when the backend can record (ops.h): the first micro-batch of a shape
+ * runs op by op, which settles what a backend sizes on first use
+ * (cuBLASLt's plans, scratch memory); the second is recorded and
+ * replayed, later ones replayed. A shape is the batch size and the loss
+ * scale, the only values of the step that the ops take by value and the
+ * model could change; everything else they take is a buffer. Returns 0
+ * where the caller must run the ops itself. */
+static int replayed(struct model *m, real grad_scale)
+{
+    const struct ops *o = m->ops;
+    if (!o->record_begin || m->rec.off || m->grads_ready || m->skip)
+        return 0;
+    int same = m->rec.B == m->B && m->rec.scale == grad_scale;
+    if (m->rec.r && !same) {
+        o->recording_free(m->rec.r);
+        m->rec.r = NULL;
+    }
+    if (!m->rec.r) {
+        if (!same) {
+            m->rec.B = m->B;
+            m->rec.scale = grad_scale;
+            return 0;
+        }
+        if (o->record_begin(m->rec.why, sizeof m->rec.why)) {
+            m->rec.off = 1;
+            return 0;
+        }
+        forward_ops(m, grad_scale, NULL);
+        model_backward(m);
+        m->rec.r = o->record_end(m->rec.why, sizeof m->rec.why);
+        if (!m->rec.r) {
+            m->rec.off = 1;
+            return 0;
+        }
+    }
+    if (o->replay(m->rec.r) != 0) {
+        /* the backend's memory moved under it: op by op now, recorded anew next time */
+        o->recording_free(m->rec.r);
+        m->rec.r = NULL;
+        return 0;
+    }
+    m->rec.replays++;
+    return 1;
+}
+
+double model_step(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                  real grad_scale)
+{
+    load_batch(m, tokens, targets, B, grad_scale);
+    if (!replayed(m, grad_scale)) {
+        forward_ops(m, grad_scale, NULL);
+        model_backward(m);
+    }
+    return m->ops->sum(m->losses, (size_t)B * m->cfg.seq_len);
 }

@@ -103,6 +103,16 @@ struct model {
      * keeps its own block_cfg (its original ℓ). Forward only: the skipped
      * block's activations are stale, so model_backward asserts it is NULL. */
     const unsigned char *skip;
+    /* model_step's recording of a micro-batch (ops.h), for batches of B
+     * sequences at loss scale `scale`; off once the backend declined, why
+     * says why; replays counts the micro-batches run from it. */
+    struct {
+        recording *r;
+        int B, off;
+        real scale;
+        long replays;
+        char why[256];
+    } rec;
 };
 
 /* Sets up parameters and activations for micro-batches of up to max_B
@@ -129,6 +139,14 @@ void model_logits(struct model *m, const int32_t *tokens, const int32_t *targets
                   real *logits);
 /* Accumulates the gradients of the last forward into m->grads. */
 void model_backward(struct model *m);
+/* model_forward with grad_scale != 0, then model_backward: one training
+ * micro-batch, its gradients accumulated into m->grads; returns the summed
+ * loss. Where the backend records (CUDA graphs) and neither grads_ready
+ * nor skip is set, micro-batches of one shape after the first two are one
+ * replay of a recording (m->rec) instead of a launch per op; the numbers
+ * are the same either way. */
+double model_step(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                  real grad_scale);
 
 /* The tensor of the given kind in block l (1-based), or layer 0 / L+1. */
 const struct param_info *model_param(const struct model *m, int layer, enum param_kind kind);

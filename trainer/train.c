@@ -34,6 +34,7 @@ struct run {
     struct comm *comm; /* the gang's, or comm_single */
     int rank, world;
     int fault;               /* the run failed for a fault of the machine (machine_fault) */
+    int told_recording;      /* note_recording has said its line */
 };
 
 static double now(void)
@@ -265,13 +266,12 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
         for (int b = 0; b < mb; b++)
             loader_sample(&r->train, train_sample_index(s, step, r->rank, r->world, k * mb + b),
                           r->tok + (size_t)b * T, r->tgt + (size_t)b * T);
-        sum += model_forward(&r->m, r->tok, r->tgt, mb, (real)(1.0 / count));
         if (r->world > 1 && k == n_micro - 1) {
             /* the last micro-batch: each block's gradients go out as they are done */
             r->m.grads_ready = sum_grads;
             r->m.grads_ctx = r;
         }
-        model_backward(&r->m);
+        sum += model_step(&r->m, r->tok, r->tgt, mb, (real)(1.0 / count));
         r->m.grads_ready = NULL;
     }
     r->comm->wait(r->comm);
@@ -289,6 +289,20 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
         stats_update_ratios(&r->m, r->before, &r->stats);
     }
     return sum;
+}
+
+/* Once, where the backend records (ops.h): whether the micro-batches
+ * replay a recording of their ops, or why they run op by op. */
+static void note_recording(struct run *r)
+{
+    const struct model *m = &r->m;
+    if (r->told_recording || !m->ops->record_begin || (!m->rec.off && !m->rec.replays))
+        return;
+    r->told_recording = 1;
+    if (m->rec.off)
+        say(r, "micro-batches run op by op: %s", m->rec.why);
+    else
+        say(r, "micro-batches replay a recording of their ops (%s graph)", m->ops->name);
 }
 
 /* A fault of the machine ends the run as an error that names what failed:
@@ -423,6 +437,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         step++;
         if (machine_fault(&r, step, err, errlen))
             goto out;
+        note_recording(&r);
         /* one collective a step: the loss, and whether any rank must stop */
         int want = hooks && hooks->should_stop ? hooks->should_stop(hooks->ctx) : TRAIN_GO_ON;
         double v[3] = {local, want == TRAIN_STOP_CHECKPOINT, want == TRAIN_STOP_ABANDON};

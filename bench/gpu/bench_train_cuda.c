@@ -101,9 +101,10 @@ int main(int argc, char **argv)
         tgt[i] = (int32_t)(rng_next(&r) % VOCAB);
     }
     double t0 = 0, loss = 0;
-    /* two warm-up steps plan the matmuls and allocate cuBLASLt's workspace;
-     * the loss and the gradient norm (device-to-host copies) make each step
-     * wait for the GPU, as a training run's do */
+    /* two warm-up steps plan the matmuls, allocate cuBLASLt's workspace and
+     * record the micro-batch as a CUDA graph (model_step; COD_CUDA_GRAPHS=0
+     * runs it op by op); the loss and the gradient norm (device-to-host
+     * copies) make each step wait for the GPU, as a training run's do */
     for (int step = -2; step < steps; step++) {
         if (step == 0) {
             ops_cuda_profile_report(NULL); /* drops the warm-up's marks */
@@ -111,8 +112,7 @@ int main(int argc, char **argv)
             t0 = now();
         }
         ops_cuda.zero(m.grads, m.n_params);
-        loss = model_forward(&m, tok, tgt, B, (real)(1.0 / N)) / N;
-        model_backward(&m);
+        loss = model_step(&m, tok, tgt, B, (real)(1.0 / N)) / N;
         ops_cuda.adam(m.params, m.wact, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f,
                       0, step + 3, 1.0);
     }
@@ -127,9 +127,11 @@ int main(int argc, char **argv)
     }
     double tps = (double)N * steps / dt, flops = tps * model_flops_per_token(&m);
     printf("RESULT impl=cod model=%s micro_batch=%d params_m=%.1f tokens_per_s=%.0f "
-           "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f\n",
+           "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f graph=%d\n",
            argv[1], B, m.n_weights / 1e6, tps, flops / 1e12, flops / peak_flops,
-           peak / 1073741824.0, loss);
+           peak / 1073741824.0, loss, m.rec.replays >= steps);
+    if (m.rec.off)
+        fprintf(stderr, "bench_train_cuda: op by op: %s\n", m.rec.why);
     free(tok);
     free(tgt);
     ops_cuda.free(am);

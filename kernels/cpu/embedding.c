@@ -16,6 +16,8 @@ void cpu_embedding_bwd(real *dtable, const act *dout, const int32_t *tok, const 
 {
 #pragma omp parallel for schedule(dynamic, 16)
     for (int k = 0; k < n_groups; k++) {
+        if (start[k] == start[k + 1])
+            continue;
         real *dst = dtable + (size_t)tok[pos[start[k]]] * d;
         for (int i = start[k]; i < start[k + 1]; i++) {
             const real *src = AC(dout) + (size_t)pos[i] * d;

@@ -6,7 +6,9 @@
  * the environment every launch is followed by a synchronisation, so that
  * a fault inside a kernel is charged to the op that launched it rather
  * than to the next call that waits. COD_CUDA_INJECT_FAULT=OP makes the
- * first launch of OP fault on purpose, for the tests. */
+ * first launch of OP fault on purpose, for the tests. While a step is
+ * being recorded as a CUDA graph nothing runs, so a failure then only
+ * means that the step runs op by op (graph.cu). */
 #ifndef COD_CUDA_CHECK_H
 #define COD_CUDA_CHECK_H
 
@@ -20,6 +22,11 @@ int cuda_sync_mode(void);
 void cuda_launch_check(const char *file, int line, const char *op);
 /* COD_CUDA_PROFILE=1: marks the end of an op on the stream (ops_cuda.cu) */
 void cuda_profile_mark(const char *op);
+int cuda_profile_mode(void);
+/* graph.cu: nonzero while a step is being recorded, when a failed call
+ * fails the recording (cuda_recording_fail) instead of being a fault */
+int cuda_recording(void);
+void cuda_recording_fail(const char *op, const char *what);
 
 #define CUDA_CHECK(op, call)                                                                   \
     do {                                                                                       \

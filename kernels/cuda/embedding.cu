@@ -1,7 +1,9 @@
 /* The embedding lookup and its backward. The backward adds each token's
  * rows in the order the model grouped them (ops.h): one block per token,
  * so a table row is written by one block, in a fixed order, with no
- * atomics. */
+ * atomics. The model passes as many groups as a batch can have, the
+ * unused ones empty, so that a recorded step launches the same grid for
+ * every batch. */
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/vec.cuh"
@@ -34,6 +36,8 @@ static __global__ void embedding_bwd_kernel(float *dtable, const bf16 *dout, con
                                             const int32_t *pos, const int32_t *start, int d)
 {
     int k = blockIdx.x, first = start[k], last = start[k + 1];
+    if (first == last)
+        return;
     float *dst = dtable + (size_t)tok[pos[first]] * d;
     for (int j = threadIdx.x; j < d; j += blockDim.x) {
         float acc = 0;

@@ -1,8 +1,11 @@
 /* The CUDA backend's internal declarations: one file per op family,
- * gathered into the table by ops_cuda.cu. All work goes to the default
- * stream of the current device, so ops run in call order, and download and
- * the reductions (which copy a result back) are where the host waits. act
- * buffers hold bf16 (BF() below), real buffers fp32. */
+ * gathered into the table by ops_cuda.cu. All work goes to the per-thread
+ * default stream of the current device (the sources are built with nvcc's
+ * --default-stream per-thread, and library calls name cudaStreamPerThread),
+ * so ops run in call order, a micro-batch can be recorded as a CUDA graph
+ * (graph.cu), and download and the reductions (which copy a result back)
+ * are where the host waits. act buffers hold bf16 (BF() below), real
+ * buffers fp32. */
 #ifndef COD_CUDA_INTERNAL_H
 #define COD_CUDA_INTERNAL_H
 
@@ -35,6 +38,15 @@ void cuda_upload_i32(int32_t *dst, const int32_t *host, size_t n);
 /* A grow-only device buffer of at least `bytes` for one op's partial
  * results; valid until the next call. NULL (with the failure recorded). */
 void *cuda_scratch(size_t bytes, const char *op);
+/* Changes whenever cuda_scratch moves its memory: a recording that used
+ * the old memory can no longer be replayed. */
+unsigned long cuda_scratch_generation(void);
+
+/* graph.cu: the table's recording entries */
+int cuda_record_begin(char *err, size_t errlen);
+recording *cuda_record_end(char *err, size_t errlen);
+int cuda_replay(recording *r);
+void cuda_recording_free(recording *r);
 
 void cuda_matmul_fwd(act *out, const act *in, const act *w, int N, int In, int Out, real a,
                      const act *res, real b);

@@ -263,7 +263,8 @@ static void gemm(const char *op, int ta, int tb, int m, int n, int k, const bf16
         }
     }
     cublasStatus_t s = lt.Matmul(c->handle, p->desc, &alpha, A, p->a, B, p->b, &beta, C, p->c, D,
-                                 p->c, &p->algo, c->workspace, WORKSPACE_BYTES, 0);
+                                 p->c, &p->algo, c->workspace, WORKSPACE_BYTES,
+                                 cudaStreamPerThread);
     if (s != CUBLAS_STATUS_SUCCESS)
         cuda_fail(__FILE__, __LINE__, op, lt.GetStatusString(s));
     else if (cuda_sync_mode())

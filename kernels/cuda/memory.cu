@@ -166,6 +166,10 @@ void cuda_download_act(real *host, const act *src, size_t n)
 /* One per device; cudaFree waits for the work that may still read it. */
 enum { MAX_DEVICES = 16 };
 
+static unsigned long scratch_generation;
+
+unsigned long cuda_scratch_generation(void) { return scratch_generation; }
+
 void *cuda_scratch(size_t bytes, const char *op)
 {
     static struct {
@@ -179,6 +183,12 @@ void *cuda_scratch(size_t bytes, const char *op)
         return NULL;
     }
     if (scratch[dev].bytes < bytes) {
+        if (cuda_recording()) {
+            /* a capture cannot replay an allocation: this step runs op by op */
+            cuda_recording_fail(op, "scratch memory would grow while the step is recorded");
+            return NULL;
+        }
+        scratch_generation++;
         cuda_free_tracked(scratch[dev].p);
         size_t want = bytes < ((size_t)1 << 20) ? ((size_t)1 << 20) : bytes;
         scratch[dev].p = cuda_malloc_tracked(want, op);

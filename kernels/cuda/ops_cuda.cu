@@ -13,6 +13,10 @@ static long n_errors;
 
 void cuda_fail(const char *file, int line, const char *op, const char *what)
 {
+    if (cuda_recording()) {
+        cuda_recording_fail(op, what);
+        return;
+    }
     if (n_errors++ == 0) {
         snprintf(first_error, sizeof first_error, "%s: %s (%s:%d)", op, what, file, line);
         fprintf(stderr, "cuda: %s\n", first_error);
@@ -60,13 +64,18 @@ static struct {
     const char *op[PROFILE_EVENTS];
 } prof = {-1, 0, {}, {}};
 
-void cuda_profile_mark(const char *op)
+int cuda_profile_mode(void)
 {
     if (prof.on < 0) {
         const char *v = getenv("COD_CUDA_PROFILE");
         prof.on = v && strcmp(v, "1") == 0;
     }
-    if (!prof.on || prof.n == PROFILE_EVENTS)
+    return prof.on;
+}
+
+void cuda_profile_mark(const char *op)
+{
+    if (!cuda_profile_mode() || prof.n == PROFILE_EVENTS)
         return;
     if (cudaEventCreate(&prof.ev[prof.n]) != cudaSuccess ||
         cudaEventRecord(prof.ev[prof.n], 0) != cudaSuccess) {
@@ -184,6 +193,10 @@ extern "C" const struct ops ops_cuda = {
     .upload_i32 = cuda_upload_i32,
     .to_act = cuda_to_act,
     .error = cuda_error,
+    .record_begin = cuda_record_begin,
+    .record_end = cuda_record_end,
+    .replay = cuda_replay,
+    .recording_free = cuda_recording_free,
     .matmul_fwd = cuda_matmul_fwd,
     .matmul_bwd = cuda_matmul_bwd,
     .embedding_fwd = cuda_embedding_fwd,

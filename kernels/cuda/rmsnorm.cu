@@ -234,15 +234,30 @@ static void bwd_fused(const char *op, bf16 *dx, float *dg, const bf16 *dout, con
                       const bf16 *res, float b)
 {
     size_t smem = (size_t)ROWS_PER_BLOCK * d * sizeof(float);
-    if (smem > 48 * 1024)
-        CUDA_CHECK(op, cudaFuncSetAttribute(rmsnorm_bwd_fused_kernel<M>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            (int)smem));
-    int dev = 0, sms = 132, per_sm = 1;
+    /* the grid depends on the device and the width alone: the runtime is
+     * asked once for each (a model's norms all have one width) */
+    static int known_dev = -1, sms, per_sm;
+    static size_t known_smem;
+    int dev = 0;
     CUDA_CHECK(op, cudaGetDevice(&dev));
-    CUDA_CHECK(op, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(op, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                       &per_sm, rmsnorm_bwd_fused_kernel<M>, ROWS_PER_BLOCK * 32, smem));
+    if (dev != known_dev || smem != known_smem) {
+        cudaError_t e = smem > 48 * 1024
+                            ? cudaFuncSetAttribute(rmsnorm_bwd_fused_kernel<M>,
+                                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   (int)smem)
+                            : cudaSuccess;
+        if (e == cudaSuccess)
+            e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        if (e == cudaSuccess)
+            e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rmsnorm_bwd_fused_kernel<M>,
+                                                              ROWS_PER_BLOCK * 32, smem);
+        if (e != cudaSuccess) {
+            cuda_fail(__FILE__, __LINE__, op, cudaGetErrorString(e));
+            return;
+        }
+        known_dev = dev;
+        known_smem = smem;
+    }
     if (cuda_failed())
         return;
     int blocks = (per_sm > 0 ? per_sm : 1) * sms, rows = (N + blocks - 1) / blocks;

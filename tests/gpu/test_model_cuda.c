@@ -15,7 +15,9 @@
  * the expected relative L2 error is (u/√3)·√R; the limit is three times
  * that. The loss, a mean over B·T tokens, gets the same bound over the
  * forward's roundings alone. A run also repeats bit for bit: the same
- * step twice gives identical gradients. Needs a GPU: tests/gpu/run.sh. */
+ * step twice gives identical gradients, and a micro-batch replayed from its
+ * recording (a CUDA graph) the same numbers as one run op by op. Needs a
+ * GPU: tests/gpu/run.sh. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +189,87 @@ static void repeatable(void)
     printf("  worst: %s at %.2f of its limit\n", worst_what, worst_ratio);
 }
 
+/* A micro-batch replayed from its recording (a CUDA graph) computes what
+ * its ops compute one by one, bit for bit. Two copies of a model on the
+ * GPU, one recording and one not, take the same Adam updates on a new
+ * batch each time, so the embedding's token groups change under the
+ * recording. Between updates: scratch memory grows (the recording must be
+ * made again), a batch of another size, an evaluation. */
+static void recorded(void)
+{
+    struct model_config cfg;
+    if (config("llama-20m", "lns", &cfg) != 0) {
+        CHECK(0, "llama-20m lns");
+        return;
+    }
+    struct model a, b;
+    char err[640];
+    if (model_create(&a, &ops_cuda, &cfg, B, err, sizeof err) != 0 ||
+        model_create(&b, &ops_cuda, &cfg, B, err, sizeof err) != 0) {
+        CHECK(0, "%s", err);
+        return;
+    }
+    a.rec.off = 1; /* the copy that runs op by op */
+    size_t n = a.n_params;
+    real *am = ops_cuda.alloc(n), *av = ops_cuda.alloc(n), *bm = ops_cuda.alloc(n),
+         *bv = ops_cuda.alloc(n), *ha = malloc(n * sizeof(real)), *hb = malloc(n * sizeof(real));
+    size_t big_n = (size_t)8192 * 2048;
+    act *big_x = ops_cuda.alloc_act(big_n), *big_dx = ops_cuda.alloc_act(big_n);
+    real *big_g = ops_cuda.alloc(2048), *big_dg = ops_cuda.alloc(2048),
+         *big_rstd = ops_cuda.alloc(8192);
+    if (!am || !av || !bm || !bv || !ha || !hb || !big_x || !big_dx || !big_g || !big_dg ||
+        !big_rstd || model_init_weights(&a, 99, err, sizeof err) != 0 ||
+        model_init_weights(&b, 99, err, sizeof err) != 0) {
+        CHECK(0, "out of memory");
+        goto out;
+    }
+    int32_t tok[B * T], tgt[B * T];
+    struct rng r;
+    rng_seed(&r, 11, 0);
+    int same = 1;
+    for (int step = 0; step < 9 && same; step++) {
+        int Bk = step == 5 ? 1 : B;
+        for (int i = 0; i < Bk * T; i++) {
+            tok[i] = (int32_t)(rng_uniform(&r) * VOCAB);
+            tgt[i] = (int32_t)(rng_uniform(&r) * VOCAB);
+        }
+        if (step == 3) /* a wider norm's backward: its partial sums need more scratch */
+            ops_cuda.rmsnorm_bwd(big_dx, big_dg, big_x, big_x, big_g, big_rstd, 8192, 2048, 1, 1,
+                                 NULL, 0);
+        real scale = (real)(1.0 / (Bk * T));
+        ops_cuda.zero(a.grads, n);
+        ops_cuda.zero(b.grads, n);
+        double la = model_step(&a, tok, tgt, Bk, scale), lb = model_step(&b, tok, tgt, Bk, scale);
+        double na = ops_cuda.adam(a.params, a.wact, a.grads, am, av, n, 1e-3f, 0.9f, 0.95f, 1e-8f,
+                                  0.1f, step + 1, 1.0),
+               nb = ops_cuda.adam(b.params, b.wact, b.grads, bm, bv, n, 1e-3f, 0.9f, 0.95f, 1e-8f,
+                                  0.1f, step + 1, 1.0);
+        double ea = 0, eb = 0;
+        if (step == 6) {
+            ea = model_forward(&a, tok, tgt, B, 0);
+            eb = model_forward(&b, tok, tgt, B, 0);
+        }
+        ops_cuda.download(ha, a.params, n);
+        ops_cuda.download(hb, b.params, n);
+        same = la == lb && na == nb && ea == eb && memcmp(ha, hb, n * sizeof(real)) == 0;
+        printf("  step %d, batch %d: loss %.9g / %.9g, ‖g‖ %.9g / %.9g, %ld replayed\n", step + 1,
+               Bk, la / (Bk * T), lb / (Bk * T), na, nb, b.rec.replays);
+    }
+    CHECK(same, "the recorded copy's losses, gradient norms and weights equal the other's");
+    CHECK(!b.rec.off, "the step was recorded: %s", b.rec.why);
+    /* replayed: steps 2 and 3, 5 (recorded again after the scratch moved), 8 and 9 */
+    CHECK(b.rec.replays == 5 && a.rec.replays == 0, "%ld micro-batches replayed, 5 expected",
+          b.rec.replays);
+    CHECK(ops_cuda.error(err, sizeof err) == 0, "%s", err);
+out:
+    ops_cuda.free(am), ops_cuda.free(av), ops_cuda.free(bm), ops_cuda.free(bv);
+    ops_cuda.free(big_x), ops_cuda.free(big_dx), ops_cuda.free(big_g), ops_cuda.free(big_dg);
+    ops_cuda.free(big_rstd);
+    free(ha), free(hb);
+    model_destroy(&a);
+    model_destroy(&b);
+}
+
 int main(void)
 {
     if (gpu_start() != 0)
@@ -195,5 +278,6 @@ int main(void)
     RUN(variants);
     RUN(variants_fallback_attention);
     RUN(repeatable);
+    RUN(recorded);
     CHECK_EXIT();
 }

@@ -193,6 +193,9 @@ static void embedding_at(int N, int d, int V)
             start[groups++] = count[v];
         count[v + 1] += count[v];
     }
+    /* padded with empty groups, as the model does for a recorded step */
+    for (int most = N < V ? N : V; groups < most; groups++)
+        start[groups] = N;
     start[groups] = N;
     for (int n = 0; n < N; n++)
         pos[count[tok[n]]++] = n;

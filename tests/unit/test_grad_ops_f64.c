@@ -115,9 +115,10 @@ static void test_embedding(void)
     struct emb e = {6, 4, {1, 3, 1, 0, 4, 1}, NULL, NULL, NULL};
     e.table = randn(20, 1); e.out = o->alloc(24); e.wt = randn(24, 1);
     real *dt = o->alloc(20);
-    /* rows grouped by token: 0 {3}, 1 {0, 2, 5}, 3 {1}, 4 {4} */
-    int32_t pos[6] = {3, 0, 2, 5, 1, 4}, start[5] = {0, 1, 4, 5, 6};
-    o->embedding_bwd(dt, AS(e.wt), e.tok, pos, start, 4, e.d);
+    /* rows grouped by token: 0 {3}, 1 {0, 2, 5}, 3 {1}, 4 {4}, then two
+     * empty groups, as the model pads them */
+    int32_t pos[6] = {3, 0, 2, 5, 1, 4}, start[7] = {0, 1, 4, 5, 6, 6, 6};
+    o->embedding_bwd(dt, AS(e.wt), e.tok, pos, start, 6, e.d);
     double err = fd_check(emb_loss, &e, e.table, dt, 20);
     CHECK(err < TOL, "dtable %g", err);
     CHECK(dt[2 * 4] == 0, "an unused row has no gradient");

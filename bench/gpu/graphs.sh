@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# What replaying a micro-batch as one CUDA graph buys (model_step,
+# kernels/cuda/graph.cu): bench_train_cuda's tokens/s with the recording
+# and op by op (COD_CUDA_GRAPHS=0), alternated, twice each, in the same
+# run, at small models and micro-batches, where launching a kernel costs the
+# host about as long as the kernel runs, and at llama-130m, where it should
+# change nothing. Runs from the bundle on a bare GPU machine
+# (tests/gpu/README.md) or builds here.
+# usage: [STEPS=30] bench/gpu/graphs.sh [preset:micro_batch ...]
+set -u
+cd "$(dirname "$0")/../.."
+steps=${STEPS:-30}
+cases=("$@")
+[ ${#cases[@]} -eq 0 ] && cases=(llama-9m:2 llama-9m:16 llama-20m:8 llama-71m:8 llama-130m:64)
+out=${BENCH_OUT:-bench/out/gpu}
+mkdir -p "$out"
+. tests/gpu/bundle_env.sh
+gpu_env_setup "$out" || exit 1
+field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<< "$2"; }
+status=0
+printf 'GRAPHS %-11s %5s %12s %12s %7s\n' model batch op_by_op graph ratio
+for c in "${cases[@]}"; do
+    p=${c%%:*} B=${c#*:}
+    best_ops=0 best_graph=0
+    for round in 1 2; do
+        for mode in ops graph; do
+            log="$out/graphs-$p-$B-$mode-$round.log"
+            if [ $mode = ops ]; then
+                COD_CUDA_GRAPHS=0 "$COD_BIN/bench_train_cuda" "$p" 989 "$B" "$steps" > "$log" 2>&1
+            else
+                "$COD_BIN/bench_train_cuda" "$p" 989 "$B" "$steps" > "$log" 2>&1
+            fi
+            r=$(grep '^RESULT' "$log" | tail -1)
+            want=$([ $mode = graph ] && echo 1 || echo 0)
+            if [ -z "$r" ] || [ "$(field graph "$r")" != "$want" ]; then
+                echo "GRAPHS $p:$B $mode failed or did not run as asked: $(tail -1 "$log")"
+                status=1
+                continue
+            fi
+            t=$(field tokens_per_s "$r")
+            if [ $mode = ops ]; then
+                [ "$t" -gt "$best_ops" ] && best_ops=$t
+            else
+                [ "$t" -gt "$best_graph" ] && best_graph=$t
+            fi
+        done
+    done
+    [ "$best_ops" -gt 0 ] && [ "$best_graph" -gt 0 ] &&
+        awk -v p="$p" -v b="$B" -v o="$best_ops" -v g="$best_graph" \
+            'BEGIN { printf "GRAPHS %-11s %5s %12d %12d %6.2fx\n", p, b, o, g, g / o }'
+done
+exit $status
