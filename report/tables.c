@@ -320,7 +320,37 @@ struct depth_row {
     double ratio;      /* out_var of block L over block 1, replicate means, last step */
     double deep_loss;  /* mean prune/delta_loss over blocks L/2+1 … L */
     double deep_ppl;   /* the same of prune/delta_ppl */
+    double tail;       /* relative change of eval/ppl over the last tenth of training */
+    double tail_from;  /* the step that tenth starts at */
 };
+
+/* Whether training went on long enough for the perplexity to settle: the
+ * relative change of the replicate-mean eval/ppl from the last evaluation
+ * at or before 90 % of the last step to the last one (near 0: flat). */
+static double ppl_tail(const struct ctx *c, int g, double *from)
+{
+    struct col o;
+    *from = NAN;
+    if (rp_col_of(c, "eval/ppl", g, &o) != 0 || o.len == 0)
+        return NAN;
+    double *x = malloc(3 * o.len * sizeof(double)), tail = NAN;
+    if (!x)
+        return NAN;
+    double *y = x + o.len, *e = y + o.len;
+    int n = rp_over_steps(&o, -1, x, y, e), at_last = -1, at_from = -1;
+    for (int i = 0; i < n; i++)
+        if (at_last < 0 || x[i] > x[at_last])
+            at_last = i;
+    for (int i = 0; i < n; i++)
+        if (x[i] <= 0.9 * x[at_last] && x[i] < x[at_last] && (at_from < 0 || x[i] > x[at_from]))
+            at_from = i;
+    if (at_from >= 0) {
+        *from = x[at_from];
+        tail = y[at_last] / y[at_from] - 1;
+    }
+    free(x);
+    return tail;
+}
 
 static double deep_half(const struct ctx *c, const char *metric, int g, int L)
 {
@@ -341,7 +371,7 @@ static double deep_half(const struct ctx *c, const char *metric, int g, int L)
 
 static struct depth_row depth_row(const struct ctx *c, int g)
 {
-    struct depth_row r = {rp_n_layers_of(c, g), NAN, NAN, NAN};
+    struct depth_row r = {rp_n_layers_of(c, g), NAN, NAN, NAN, NAN, NAN};
     struct col o;
     if (rp_col_of(c, "layer/out_var", g, &o) == 0) {
         double last = rp_last_step(&o);
@@ -349,19 +379,22 @@ static struct depth_row depth_row(const struct ctx *c, int g)
     }
     r.deep_loss = deep_half(c, "prune/delta_loss", g, r.L);
     r.deep_ppl = deep_half(c, "prune/delta_ppl", g, r.L);
+    r.tail = ppl_tail(c, g, &r.tail_from);
     return r;
 }
 
 int rp_depth_summary(struct ctx *c, FILE *f)
 {
     fputs("<h2 id=\"depth\">Depth summary</h2>\n<table class=\"cmp\"><thead><tr><th>setting</th><th>variant"
-          "</th><th>layers</th><th>eval ppl</th><th>out_var block L ÷ block 1</th>"
-          "<th>mean Δloss, deepest half</th><th>mean Δppl, deepest half</th></tr></thead><tbody>\n", f);
+          "</th><th>layers</th><th>eval ppl</th><th>its change over the last tenth</th>"
+          "<th>out_var block L ÷ block 1</th><th>mean Δloss, deepest half</th>"
+          "<th>mean Δppl, deepest half</th></tr></thead><tbody>\n", f);
     struct out o;
     if (rp_out_open(&o))
         return -1;
     csv_group_head(c, o.f);
-    fputs(",layers,ppl_mean,ppl_sd,n,out_var_ratio_last_first,deep_half_delta_loss,deep_half_delta_ppl\n", o.f);
+    fputs(",layers,ppl_mean,ppl_sd,n,ppl_change_last_tenth,ppl_change_from_step,"
+          "out_var_ratio_last_first,deep_half_delta_loss,deep_half_delta_ppl\n", o.f);
     for (int s = 0; s < c->ns; s++)
         for (int v = 0; v < c->nv; v++) {
             int g = rp_group_of(c, s, v);
@@ -376,6 +409,10 @@ int rp_depth_summary(struct ctx *c, FILE *f)
             rp_element(f, "td", b);
             fprintf(f, "<td>%d</td>", r.L);
             table1_cell(c, f, g, -1);
+            fputs("<td>", f);
+            if (isfinite(r.tail))
+                fprintf(f, "%+.1f %% (from step %.0f)", 100 * r.tail, r.tail_from);
+            fputs("</td>", f);
             double vals[3] = {r.ratio, r.deep_loss, r.deep_ppl};
             for (int k = 0; k < 3; k++) {
                 fputs("<td>", f);
@@ -390,6 +427,10 @@ int rp_depth_summary(struct ctx *c, FILE *f)
             fputc(',', o.f);
             text_csv_json(o.f, json_object_get(p, "sd"));
             fprintf(o.f, ",%ld", count_of(c, g, "n"));
+            if (isfinite(r.tail))
+                fprintf(o.f, ",%.17g,%.0f", r.tail, r.tail_from);
+            else
+                fputs(",,", o.f);
             for (int k = 0; k < 3; k++) {
                 if (isfinite(vals[k]))
                     fprintf(o.f, ",%.17g", vals[k]);
@@ -398,7 +439,9 @@ int rp_depth_summary(struct ctx *c, FILE *f)
             }
             fputc('\n', o.f);
         }
-    fputs("</tbody></table>\n<p class=\"note\">Derived here from the series of the figures below: the ratio "
+    fputs("</tbody></table>\n<p class=\"note\">Derived here from the series of the figures below: the "
+          "relative change of the replicate-mean eval perplexity from the last evaluation at or before "
+          "90 % of the training to the last (near 0: trained until it flattened), the ratio "
           "of the replicate-mean layer/out_var of the last block to that of the first block at the last "
           "step (Figure 1: the Curse of Depth is this ratio growing with depth), and the mean performance "
           "drop ΔP(ℓ) when one block of the deepest half (ℓ = L/2+1 … L) is removed (Figure 4: near 0 "

@@ -160,6 +160,23 @@ async function csvChecks(sw) {
       bad = bad || JSON.stringify(r) + ' want ' + want;
   }
   check('depth_summary.csv: the out_var ratio of the last block to the first, from the API\'s series', !bad, bad);
+  // its flatness: eval/ppl's change from the last evaluation at or before 90 % of the steps to the last
+  const pp = await get(`/v1/sweeps/${SWEEP}/series?name=eval/ppl`);
+  bad = '';
+  let tails = 0;
+  for (const r of csv('depth_summary.csv')) {
+    const g = pp.groups.find((x) => x.group === Number(r.group));
+    const steps = g ? g.step.filter((s, i) => g.layer[i] === null) : [];
+    const last = Math.max(...steps), from = Math.max(...steps.filter((s) => s <= 0.9 * last));
+    const at = (s) => g.mean[g.step.findIndex((x, i) => x === s && g.layer[i] === null)];
+    const want = steps.length > 1 ? at(last) / at(from) - 1 : null;
+    if (want === null ? r.ppl_change_last_tenth !== null
+                      : !close(Number(r.ppl_change_last_tenth), want) || Number(r.ppl_change_from_step) !== from)
+      bad = bad || JSON.stringify(r) + ' want ' + want + ' from ' + from;
+    if (want !== null) tails++;
+  }
+  check('depth_summary.csv: the eval ppl\'s change over the last tenth of training, from the API\'s series',
+    tails === 4 && !bad, bad || tails + ' groups with a change');
 }
 
 async function browserChecks() {
