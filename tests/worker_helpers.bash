@@ -20,7 +20,7 @@ start_worker() { # name [flags]; the worker's stdout goes to $t/worker-NAME.log
 # restart_server: the same port and database (after a kill -9)
 restart_server() {
     local port=${B##*:}
-    bin/cod-server --listen "127.0.0.1:$port" --db "$t/cod.db" "$@" 2>>"$t/server.log" &
+    "${COD_SERVER_BIN:-bin/cod-server}" --listen "127.0.0.1:$port" --db "$t/cod.db" "$@" 2>>"$t/server.log" &
     SPID=$!
     await "cod-server to answer on port $port again" answers_or_gone
     kill -0 "$SPID" 2>/dev/null || { echo "FAIL cod-server did not restart: $(tail -3 "$t/server.log")"; return 1; }
