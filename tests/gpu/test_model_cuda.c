@@ -25,6 +25,7 @@
 #include "spec/spec.h"
 #include "tests/check.h"
 #include "tests/gpu/gpu.h"
+#include "tests/twin_update.h"
 #include "trainer/model.h"
 #include "trainer/rng.h"
 
@@ -224,6 +225,8 @@ static void recorded(void)
         goto out;
     }
     int32_t tok[B * T], tgt[B * T];
+    struct model *both[2] = {&a, &b};
+    real *ms[2] = {am, bm}, *vs[2] = {av, bv};
     struct rng r;
     rng_seed(&r, 11, 0);
     int same = 1;
@@ -236,14 +239,8 @@ static void recorded(void)
         if (step == 3) /* a wider norm's backward: its partial sums need more scratch */
             ops_cuda.rmsnorm_bwd(big_dx, big_dg, big_x, big_x, big_g, big_rstd, 8192, 2048, 1, 1,
                                  NULL, 0);
-        real scale = (real)(1.0 / (Bk * T));
-        ops_cuda.zero(a.grads, n);
-        ops_cuda.zero(b.grads, n);
-        double la = model_step(&a, tok, tgt, Bk, scale), lb = model_step(&b, tok, tgt, Bk, scale);
-        double na = ops_cuda.adam(a.params, a.wact, a.grads, am, av, n, 1e-3f, 0.9f, 0.95f, 1e-8f,
-                                  0.1f, step + 1, 1.0),
-               nb = ops_cuda.adam(b.params, b.wact, b.grads, bm, bv, n, 1e-3f, 0.9f, 0.95f, 1e-8f,
-                                  0.1f, step + 1, 1.0);
+        double l[2], gn[2];
+        twin_update(both, ms, vs, tok, tgt, Bk, 1e-3f, step + 1, l, gn);
         double ea = 0, eb = 0;
         if (step == 6) {
             ea = model_forward(&a, tok, tgt, B, 0);
@@ -251,9 +248,9 @@ static void recorded(void)
         }
         ops_cuda.download(ha, a.params, n);
         ops_cuda.download(hb, b.params, n);
-        same = la == lb && na == nb && ea == eb && memcmp(ha, hb, n * sizeof(real)) == 0;
+        same = l[0] == l[1] && gn[0] == gn[1] && ea == eb && memcmp(ha, hb, n * sizeof(real)) == 0;
         printf("  step %d, batch %d: loss %.9g / %.9g, ‖g‖ %.9g / %.9g, %ld replayed\n", step + 1,
-               Bk, la / (Bk * T), lb / (Bk * T), na, nb, b.rec.replays);
+               Bk, l[0] / (Bk * T), l[1] / (Bk * T), gn[0], gn[1], b.rec.replays);
     }
     CHECK(same, "the recorded copy's losses, gradient norms and weights equal the other's");
     CHECK(!b.rec.off, "the step was recorded: %s", b.rec.why);
