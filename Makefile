@@ -58,7 +58,9 @@ BENCHES  = $(patsubst bench/%.c,build/bench/%,$(BENCH_SRC))
 # "no GPU" cleanly where there is none; without it they are CPU-only.
 # cudart is linked statically and cuBLASLt is opened with dlopen at the
 # first matmul, so no CUDA library is needed to start. The GPU checks
-# (tests/gpu/run.sh) build into build/gpu/, which tests/run.sh never runs.
+# (tests/gpu/run.sh) build into build/gpu/, which tests/run.sh never runs
+# but make build-tests builds, so that a change that breaks them is seen
+# without a GPU.
 CUDA_SRC = $(wildcard kernels/cuda/*.cu)
 ifneq ($(strip $(NVCC)),)
 ifneq ($(strip $(CUDA_SRC)),)
@@ -66,7 +68,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
 CUDA_DEFS = -DCOD_HAVE_CUDA
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
-GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda
+GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/bench_train_cuda
 endif
 endif
 
@@ -198,8 +200,8 @@ gpu-tests: $(GPU_TESTS)
 deps:
 	scripts/deps.sh
 
-build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) build/san-bin/cod-worker build/test-lib/faulty_vfs.so \
-             build/tsan-bin/cod-server
+build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) $(GPU_TESTS) build/san-bin/cod-worker \
+             build/test-lib/faulty_vfs.so build/tsan-bin/cod-server
 
 test:
 	scripts/deps.sh test

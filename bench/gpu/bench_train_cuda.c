@@ -1,6 +1,7 @@
 /* CUDA training throughput: tokens/s, MFU and device memory of full
  * training updates (forward, backward, AdamW with the gradient-norm clip)
- * of a preset with LayerNorm Scaling at seq 256 and vocab 32000 on cuda:0,
+ * of a preset with LayerNorm Scaling at seq 256 and vocab 32000 on cuda:0
+ * (or of a job spec given as JSON: its model, norm, seq_len and vocab),
  * with the largest micro-batch that fits (halving from 128) unless one is
  * given. Tokens are random ids: throughput does not depend on the text.
  * MFU is against the dense bf16 peak given in TFLOP/s (989 for H100 SXM and
@@ -9,7 +10,7 @@
  * PyTorch's max_memory_allocated counts its own. The timed steps, not the
  * warm-ups, are what a profiler started with profiling off records
  * (bench/gpu/profile.sh).
- * usage: bench_train_cuda PRESET PEAK_TFLOPS [MICRO_BATCH] [STEPS] */
+ * usage: bench_train_cuda PRESET|SPEC_JSON PEAK_TFLOPS [MICRO_BATCH] [STEPS] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 #include "trainer/model.h"
 #include "trainer/rng.h"
 
-enum { SEQ = 256, VOCAB = 32000 };
+enum { PRESET_SEQ = 256, PRESET_VOCAB = 32000 };
 
 static double now(void)
 {
@@ -51,19 +52,23 @@ static int create(struct model *m, real **am, real **av, const struct model_conf
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 5) {
-        fprintf(stderr, "usage: bench_train_cuda PRESET PEAK_TFLOPS [MICRO_BATCH] [STEPS]\n");
+        fprintf(stderr, "usage: bench_train_cuda PRESET|SPEC_JSON PEAK_TFLOPS [MICRO_BATCH] [STEPS]\n");
         return 2;
     }
     double peak_flops = atof(argv[2]) * 1e12;
     int fixed_B = argc > 3 ? atoi(argv[3]) : 0, steps = argc > 4 ? atoi(argv[4]) : 10;
-    char err[1024], text[128];
-    snprintf(text, sizeof text, "{\"model\": \"%s\", \"norm\": \"lns\"}", argv[1]);
+    char err[1024], text[1024];
+    int json = argv[1][0] == '{';
+    snprintf(text, sizeof text, json ? "%s" : "{\"model\": \"%s\", \"norm\": \"lns\"}", argv[1]);
     struct job_spec s;
     struct spec_error se;
     if (spec_parse(text, strlen(text), &s, &se) != 0) {
         fprintf(stderr, "bench_train_cuda: %s: %s\n", se.field, se.message);
         return 2;
     }
+    const int seq = json ? s.train.seq_len : PRESET_SEQ;
+    const int vocab = json ? s.model.vocab : PRESET_VOCAB;
+    const char *name = json ? s.name : argv[1];
     if (cuda_probe(0, err, sizeof err) != 0) {
         fprintf(stderr, "bench_train_cuda: %s\n", err);
         return 1;
@@ -71,7 +76,7 @@ int main(int argc, char **argv)
     printf("%s\n", err);
     struct model_config c = {.dim = s.model.dim, .n_layers = s.model.n_layers,
                              .n_heads = s.model.n_heads, .ffn_dim = s.model.ffn_dim,
-                             .vocab = VOCAB, .seq_len = SEQ, .norm = s.norm,
+                             .vocab = vocab, .seq_len = seq, .norm = s.norm,
                              .rope_theta = 10000, .norm_eps = 1e-6};
     struct model m;
     real *am = NULL, *av = NULL;
@@ -88,7 +93,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_train_cuda: %s\n", err);
         return 1;
     }
-    int N = B * SEQ;
+    int N = B * seq;
     int32_t *tok = malloc((size_t)N * 4), *tgt = malloc((size_t)N * 4);
     if (!tok || !tgt) {
         fprintf(stderr, "bench_train_cuda: out of host memory\n");
@@ -97,8 +102,8 @@ int main(int argc, char **argv)
     struct rng r;
     rng_seed(&r, 1, 1);
     for (int i = 0; i < N; i++) {
-        tok[i] = (int32_t)(rng_next(&r) % VOCAB);
-        tgt[i] = (int32_t)(rng_next(&r) % VOCAB);
+        tok[i] = (int32_t)(rng_next(&r) % vocab);
+        tgt[i] = (int32_t)(rng_next(&r) % vocab);
     }
     double t0 = 0, loss = 0;
     /* two warm-up steps plan the matmuls, allocate cuBLASLt's workspace and
@@ -128,7 +133,7 @@ int main(int argc, char **argv)
     double tps = (double)N * steps / dt, flops = tps * model_flops_per_token(&m);
     printf("RESULT impl=cod model=%s micro_batch=%d params_m=%.1f tokens_per_s=%.0f "
            "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f graph=%d\n",
-           argv[1], B, m.n_weights / 1e6, tps, flops / 1e12, flops / peak_flops,
+           name, B, m.n_weights / 1e6, tps, flops / 1e12, flops / peak_flops,
            peak / 1073741824.0, loss, m.rec.replays >= steps);
     if (m.rec.off)
         fprintf(stderr, "bench_train_cuda: op by op: %s\n", m.rec.why);

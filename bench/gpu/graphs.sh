@@ -4,14 +4,26 @@
 # and op by op (COD_CUDA_GRAPHS=0), alternated, twice each, in the same
 # run, at small models and micro-batches, where launching a kernel costs the
 # host about as long as the kernel runs, and at llama-130m, where it should
-# change nothing. Runs from the bundle on a bare GPU machine
+# change nothing; and at the depth study's shapes (studies/depth: width 64,
+# 6 and 48 layers, 16 × 128 tokens, bytes), whose step time says how long
+# the study takes. Runs from the bundle on a bare GPU machine
 # (tests/gpu/README.md) or builds here.
 # usage: [STEPS=30] bench/gpu/graphs.sh [preset:micro_batch ...]
+#        (depth6 and depth48 name the study's shapes)
 set -u
 cd "$(dirname "$0")/../.."
 steps=${STEPS:-30}
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(llama-9m:2 llama-9m:16 llama-20m:8 llama-71m:8 llama-130m:64)
+[ ${#cases[@]} -eq 0 ] &&
+    cases=(llama-9m:2 llama-9m:16 llama-20m:8 llama-71m:8 llama-130m:64 depth6:16 depth48:16)
+# a preset's name, or the job spec of a depth study shape
+model_of() {
+    case $1 in
+    depth*) printf '{"name": "%s", "model": {"dim": 64, "n_layers": %s, "n_heads": 2, "ffn_dim": 176, "vocab": 257}, "norm": "pre", "train": {"seq_len": 128}}' \
+        "$1" "${1#depth}" ;;
+    *) printf '%s' "$1" ;;
+    esac
+}
 out=${BENCH_OUT:-bench/out/gpu}
 mkdir -p "$out"
 . tests/gpu/bundle_env.sh
@@ -26,9 +38,9 @@ for c in "${cases[@]}"; do
         for mode in ops graph; do
             log="$out/graphs-$p-$B-$mode-$round.log"
             if [ $mode = ops ]; then
-                COD_CUDA_GRAPHS=0 "$COD_BIN/bench_train_cuda" "$p" 989 "$B" "$steps" > "$log" 2>&1
+                COD_CUDA_GRAPHS=0 "$COD_BIN/bench_train_cuda" "$(model_of "$p")" 989 "$B" "$steps" > "$log" 2>&1
             else
-                "$COD_BIN/bench_train_cuda" "$p" 989 "$B" "$steps" > "$log" 2>&1
+                "$COD_BIN/bench_train_cuda" "$(model_of "$p")" 989 "$B" "$steps" > "$log" 2>&1
             fi
             r=$(grep '^RESULT' "$log" | tail -1)
             want=$([ $mode = graph ] && echo 1 || echo 0)
@@ -48,5 +60,8 @@ for c in "${cases[@]}"; do
     [ "$best_ops" -gt 0 ] && [ "$best_graph" -gt 0 ] &&
         awk -v p="$p" -v b="$B" -v o="$best_ops" -v g="$best_graph" \
             'BEGIN { printf "GRAPHS %-11s %5s %12d %12d %6.2fx\n", p, b, o, g, g / o }'
+    [ "${p#depth}" != "$p" ] && [ "$best_graph" -gt 0 ] &&
+        awk -v p="$p" -v b="$B" -v g="$best_graph" \
+            'BEGIN { printf "GRAPHS %s: %.2f ms a step, %.0f s for 3,200 updates\n", p, 1000 * b * 128 / g, 3200 * b * 128 / g }'
 done
 exit $status
