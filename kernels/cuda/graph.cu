@@ -21,7 +21,9 @@ struct recording {
     unsigned long scratch_generation; /* cuda_scratch's memory it was made with */
 };
 
-static struct {
+/* the capturing thread's: the capture mode is thread-local, so a failure
+ * on another thread is still a fault */
+static thread_local struct {
     int on;
     unsigned long scratch_generation; /* at the capture's start */
     char why[200];
