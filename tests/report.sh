@@ -56,6 +56,13 @@ check "cod report of no such sweep: refused (exit 1), nothing written" bash -c "
 bin/cod report --sweep "$sid" --out "$t/report" > "$t/files.txt"
 check "cod report writes report.html and the CSV files" test "$(ls "$t/report" | tr '\n' ' ')" = \
     "angular.csv cells.csv comparisons.csv curves.csv depth_summary.csv grad_norm.csv out_var.csv prune.csv report.html table1.csv "
+# the depth study's layout of a report (studies/depth/table.py): a table per
+# lr, a row per depth, Pre-LN's perplexity as depth_summary.csv has it
+python3 studies/depth/table.py "$t/report" > "$t/table.md"
+pre2=$(awk -F, 'NR > 1 && $2 ~ /^0\.003/ && $3 == 2 && $4 == "pre" { printf "%.2f", $6 }' "$t/report/depth_summary.csv")
+check "studies/depth/table.py: a table per lr, Pre-LN's perplexity at L = 2 as the report has it ($pre2)" \
+    bash -c "[ \$(grep -c '^train.lr=' '$t/table.md') = 2 ] && grep -q '^| 2 | $pre2 ± ' '$t/table.md' &&
+             [ \$(grep -c '^| [23] | ' '$t/table.md') = 4 ]"
 code=$(req GET "/v1/sweeps/$sid/series")
 check "GET /v1/sweeps/ID/series without a name: 400 naming it" bash -c "[ $code = 400 ] && grep -q '\"field\":\"name\"' '$t/body'"
 
