@@ -12,8 +12,11 @@
 #   fault            a device fault stops a run as an error naming the op
 #   gang             a gang of one through cod-server, cod-worker and NCCL
 #                    equals the plain run; a gang of two where 2+ GPUs
-# Each prints PASS/FAIL lines; exits 0 only if every check passed. Not part
-# of `make test` (tests/run.sh runs build/tests/* and tests/*.sh only).
+# Each prints PASS/FAIL lines; exits 0 only if every check passed. A check
+# that runs past CHECK_TIMEOUT seconds (default 240; all of them together
+# took 3.5 minutes on an H100) is stopped and fails, so that a hung kernel
+# costs one check, not the rest of a lent machine's call. Not part of `make test`
+# (tests/run.sh runs build/tests/* and tests/*.sh only).
 # Usage: tests/gpu/run.sh [name-filter]   logs in ${GPU_LOGS:-build/gpu/logs}
 set -u
 cd "$(dirname "$0")/../.."
@@ -28,10 +31,12 @@ run_one() {
     local name=$1; shift
     [ -n "$only" ] && [[ "$name" != *"$only"* ]] && return
     local log="$log_dir/$name.log" start=$SECONDS
-    "$@" > "$log" 2>&1
+    timeout -k 10 "${CHECK_TIMEOUT:-240}" "$@" > "$log" 2>&1
     local rc=$? p f
     p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log")
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $name (exit $rc)"; fi
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        f=$((f + 1)); echo "FAIL $name (stopped after ${CHECK_TIMEOUT:-240} s)"
+    elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $name (exit $rc)"; fi
     grep -E '^(PASS|FAIL) ' "$log" | sed "s/^\(PASS\|FAIL\) /\1 $name: /"
     [ "$f" -ne 0 ] && grep -vE '^(PASS|FAIL) ' "$log" | tail -n 40 | sed 's/^/    /'
     passed=$((passed + p)); failed=$((failed + f))
