@@ -6,7 +6,9 @@
 # made) when its spec is this one, else it is trained here. Passes when the
 # training-loss curves differ by less than 1% of the loss on average
 # (mean |cuda − cpu| over mean cpu) and the final held-out loss by less than
-# 1%. Writes both curves to $GPU_LOGS/loss_curve/curve.csv and keeps the
+# 1%, and when the CUDA run replayed its micro-batches from a CUDA graph
+# (the curve is then the graph's). Writes both curves to
+# $GPU_LOGS/loss_curve/curve.csv and keeps the
 # CUDA run's final checkpoint there for the export check. Run from
 # tests/gpu/run.sh.
 cd "$(dirname "$0")/../.." && . tests/lib.sh
@@ -57,3 +59,6 @@ final_eval_close() {
 check "training loss within 1% of the CPU run on average" curves_close
 check "final held-out loss within 1% of the CPU run" final_eval_close
 check "no device fault" bash -c "! grep -q 'device fault' '$out/cuda.log'"
+check "the CUDA run's micro-batches were replayed from a CUDA graph" \
+    bash -c "grep -q 'micro-batches replay a recording' '$out/cuda.log' ||
+             { grep -m1 'micro-batches run op by op' '$out/cuda.log'; false; }"
