@@ -13,6 +13,8 @@
  * hd ≤ 128. This file also chooses between the two implementations. */
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
@@ -32,6 +34,25 @@ size_t cuda_attn_state_size(int B, int T, int nh) { return (size_t)2 * B * nh * 
 int cuda_attention_fallback;
 
 extern "C" void ops_cuda_fallback_attention(int on) { cuda_attention_fallback = on != 0; }
+
+/* Whether head size hd goes to the tensor-core kernels: those that take it
+ * unless the tests asked for these, or COD_CUDA_ATTENTION=cores puts every
+ * head size on these (slower, to tell a fault of the tensor-core kernels
+ * from the rest's, or to run on when they are found wrong). */
+static bool on_tensor_cores(int hd, const char *op)
+{
+    static int env = -1;
+    if (env < 0) {
+        const char *v = getenv("COD_CUDA_ATTENTION");
+        env = v && strcmp(v, "cores") == 0;
+        if (v && !env && *v) {
+            char why[160];
+            snprintf(why, sizeof why, "COD_CUDA_ATTENTION must be \"cores\" or unset, not \"%.80s\"", v);
+            cuda_fail(__FILE__, __LINE__, op, why);
+        }
+    }
+    return !env && !cuda_attention_fallback && cuda_attention_mma_takes(hd);
+}
 
 static __device__ float warp_sum(float v)
 {
@@ -289,7 +310,7 @@ void cuda_attention_fwd(act *out, real *state, const act *qkv, int B, int T, int
 {
     if (B * nh * T == 0)
         return;
-    if (!cuda_attention_fallback && cuda_attention_mma_takes(hd)) {
+    if (on_tensor_cores(hd, "attention_fwd")) {
         cuda_attention_mma_fwd(BF(out), state, BFC(qkv), B, T, nh, hd);
         return;
     }
@@ -309,7 +330,7 @@ void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state,
         return;
     const float *lse = state;
     float *D = (float *)state + (size_t)B * nh * T; /* the backward's half of the state */
-    if (!cuda_attention_fallback && cuda_attention_mma_takes(hd)) {
+    if (on_tensor_cores(hd, "attention_bwd")) {
         cuda_attention_mma_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D, BFC(qkv), B, T, nh, hd);
         return;
     }

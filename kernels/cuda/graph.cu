@@ -37,7 +37,8 @@ void cuda_recording_fail(const char *op, const char *what)
         snprintf(capture.why, sizeof capture.why, "%s: %s", op, what);
 }
 
-/* COD_CUDA_GRAPHS=0 turns recording off; so do the debugging modes, whose
+/* COD_CUDA_GRAPHS=0 turns recording off (another value than 0 or 1 too,
+ * saying so); so do the debugging modes, whose
  * work between launches (a synchronisation, an event, an injected fault
  * charged to its op) a graph would not do. */
 static const char *declined(void)
@@ -45,6 +46,11 @@ static const char *declined(void)
     const char *g = getenv("COD_CUDA_GRAPHS");
     if (g && strcmp(g, "0") == 0)
         return "COD_CUDA_GRAPHS=0";
+    if (g && *g && strcmp(g, "1") != 0) {
+        static thread_local char bad[128];
+        snprintf(bad, sizeof bad, "COD_CUDA_GRAPHS must be 0 or 1 (or unset), not \"%.60s\"", g);
+        return bad;
+    }
     if (cuda_sync_mode())
         return "COD_CUDA_SYNC=1 synchronises after every launch";
     if (cuda_profile_mode())
