@@ -46,18 +46,21 @@ for p in cod-server cod-worker cod; do
     [ -x "$BIN/$p" ] || { echo "study: $BIN/$p is missing" >&2; exit 1; }
 done
 
-pids=()
+pids=() server=
+# the workers first, while the server can still take back their runs
+# (released, no attempt spent, queued at once for the next start), then it
 stop() {
     local p
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+    [ -z "$server" ] || { kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null; } || true
 }
 trap stop EXIT
 trap 'echo "study: stopping (run again to resume)"; exit 130' INT TERM
 rm -f "$d/port"
 "$BIN/cod-server" --listen 127.0.0.1:0 --port-file "$d/port" --db "$d/cod.db" \
     --log-requests 0 2>>"$d/server.log" &
-pids+=($!)
+server=$!
 for _ in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
 [ -s "$d/port" ] || { echo "study: cod-server did not start; see $d/server.log" >&2; exit 1; }
 export COD_SERVER=http://127.0.0.1:$(cat "$d/port")
