@@ -25,7 +25,6 @@ struct recording {
  * on another thread is still a fault */
 static thread_local struct {
     int on;
-    unsigned long scratch_generation; /* at the capture's start */
     char why[200];
 } capture;
 
@@ -78,13 +77,11 @@ int cuda_record_begin(char *err, size_t errlen)
         return -1;
     }
     capture.on = 1;
-    capture.scratch_generation = cuda_scratch_generation();
     return 0;
 }
 
 recording *cuda_record_end(char *err, size_t errlen)
 {
-    unsigned long generation = cuda_scratch_generation();
     cudaGraph_t graph = NULL;
     cudaError_t e = cudaStreamEndCapture(cudaStreamPerThread, &graph);
     capture.on = 0;
@@ -93,8 +90,6 @@ recording *cuda_record_end(char *err, size_t errlen)
     recording *r = NULL;
     if (capture.why[0])
         snprintf(err, errlen, "recording the step failed at %s", capture.why);
-    else if (generation != capture.scratch_generation)
-        snprintf(err, errlen, "scratch memory moved while the step was recorded");
     else if (e != cudaSuccess)
         snprintf(err, errlen, "cudaStreamEndCapture: %s", cudaGetErrorString(e));
     else if (!(r = (recording *)calloc(1, sizeof *r)))
@@ -105,7 +100,9 @@ recording *cuda_record_end(char *err, size_t errlen)
         free(r);
         r = NULL;
     } else {
-        r->scratch_generation = generation;
+        /* scratch cannot have moved since the capture began: cuda_scratch
+         * refuses to grow while one is on, failing it */
+        r->scratch_generation = cuda_scratch_generation();
     }
     if (graph && cudaGraphDestroy(graph) != cudaSuccess)
         cudaGetLastError();
