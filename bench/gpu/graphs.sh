@@ -34,30 +34,22 @@ status=0
 printf 'GRAPHS %-11s %5s %12s %12s %7s\n' model batch op_by_op graph ratio
 for c in "${cases[@]}"; do
     p=${c%%:*} B=${c#*:}
-    best_ops=0 best_graph=0
+    declare -A best=([0]=0 [1]=0) # tokens/s, op by op (0) and from the graph (1)
     for round in 1 2; do
-        for mode in ops graph; do
-            log="$out/graphs-$p-$B-$mode-$round.log"
-            if [ $mode = ops ]; then
-                COD_CUDA_GRAPHS=0 "$COD_BIN/bench_train_cuda" "$(model_of "$p")" 989 "$B" "$steps" > "$log" 2>&1
-            else
-                "$COD_BIN/bench_train_cuda" "$(model_of "$p")" 989 "$B" "$steps" > "$log" 2>&1
-            fi
+        for graph in 0 1; do
+            log="$out/graphs-$p-$B-$graph-$round.log"
+            COD_CUDA_GRAPHS=$graph "$COD_BIN/bench_train_cuda" "$(model_of "$p")" 989 "$B" "$steps" > "$log" 2>&1
             r=$(grep '^RESULT' "$log" | tail -1)
-            want=$([ $mode = graph ] && echo 1 || echo 0)
-            if [ -z "$r" ] || [ "$(field graph "$r")" != "$want" ]; then
-                echo "GRAPHS $p:$B $mode failed or did not run as asked: $(tail -1 "$log")"
+            if [ -z "$r" ] || [ "$(field graph "$r")" != "$graph" ]; then
+                echo "GRAPHS $p:$B COD_CUDA_GRAPHS=$graph failed or did not run as asked: $(tail -1 "$log")"
                 status=1
                 continue
             fi
             t=$(field tokens_per_s "$r")
-            if [ $mode = ops ]; then
-                [ "$t" -gt "$best_ops" ] && best_ops=$t
-            else
-                [ "$t" -gt "$best_graph" ] && best_graph=$t
-            fi
+            [ "$t" -gt "${best[$graph]}" ] && best[$graph]=$t
         done
     done
+    best_ops=${best[0]} best_graph=${best[1]}
     [ "$best_ops" -gt 0 ] && [ "$best_graph" -gt 0 ] &&
         awk -v p="$p" -v b="$B" -v o="$best_ops" -v g="$best_graph" \
             'BEGIN { printf "GRAPHS %-11s %5s %12d %12d %6.2fx\n", p, b, o, g, g / o }'
