@@ -9,8 +9,10 @@
  * byte the backend allocated (ops_cuda_memory), the CUDA context aside, as
  * PyTorch's max_memory_allocated counts its own. The timed steps, not the
  * warm-ups, are what a profiler started with profiling off records
- * (bench/gpu/profile.sh).
- * usage: bench_train_cuda PRESET|SPEC_JSON PEAK_TFLOPS [MICRO_BATCH] [STEPS] */
+ * (bench/gpu/profile.sh). ACCUM micro-batches make one update (default 1,
+ * the optimizer's worst case; the paper's batch of 512 sequences is
+ * 512 / MICRO_BATCH), as the trainer accumulates them; STEPS counts updates.
+ * usage: bench_train_cuda PRESET|SPEC_JSON PEAK_TFLOPS [MICRO_BATCH] [STEPS] [ACCUM] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,12 +53,18 @@ static int create(struct model *m, real **am, real **av, const struct model_conf
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 5) {
-        fprintf(stderr, "usage: bench_train_cuda PRESET|SPEC_JSON PEAK_TFLOPS [MICRO_BATCH] [STEPS]\n");
+    if (argc < 3 || argc > 6) {
+        fprintf(stderr, "usage: bench_train_cuda PRESET|SPEC_JSON PEAK_TFLOPS [MICRO_BATCH] [STEPS] "
+                        "[ACCUM]\n");
         return 2;
     }
     double peak_flops = atof(argv[2]) * 1e12;
     int fixed_B = argc > 3 ? atoi(argv[3]) : 0, steps = argc > 4 ? atoi(argv[4]) : 10;
+    int accum = argc > 5 ? atoi(argv[5]) : 1;
+    if (steps < 1 || accum < 1) {
+        fprintf(stderr, "bench_train_cuda: STEPS and ACCUM must be positive integers\n");
+        return 2;
+    }
     char err[1024], text[1024];
     int json = argv[1][0] == '{';
     snprintf(text, sizeof text, json ? "%s" : "{\"model\": \"%s\", \"norm\": \"lns\"}", argv[1]);
@@ -108,8 +116,10 @@ int main(int argc, char **argv)
     double t0 = 0, loss = 0;
     /* two warm-up steps plan the matmuls, allocate cuBLASLt's workspace and
      * record the micro-batch as a CUDA graph (model_step; COD_CUDA_GRAPHS=0
-     * runs it op by op); the loss and the gradient norm (device-to-host
-     * copies) make each step wait for the GPU, as a training run's do */
+     * runs it op by op); the losses and the gradient norm (device-to-host
+     * copies) make each micro-batch and update wait for the GPU, as a
+     * training run's do */
+    const double count = (double)N * accum;
     for (int step = -2; step < steps; step++) {
         if (step == 0) {
             ops_cuda_profile_report(NULL); /* drops the warm-up's marks */
@@ -117,7 +127,9 @@ int main(int argc, char **argv)
             t0 = now();
         }
         ops_cuda.zero(m.grads, m.n_params);
-        loss = model_step(&m, tok, tgt, B, (real)(1.0 / N)) / N;
+        loss = 0;
+        for (int k = 0; k < accum; k++)
+            loss += model_step(&m, tok, tgt, B, (real)(1.0 / count)) / count;
         ops_cuda.adam(m.params, m.wact, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f,
                       0, step + 3, 1.0);
     }
@@ -130,11 +142,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_train_cuda: %s\n", isfinite(loss) ? err : "non-finite loss");
         return 1;
     }
-    double tps = (double)N * steps / dt, flops = tps * model_flops_per_token(&m);
-    printf("RESULT impl=cod model=%s micro_batch=%d params_m=%.1f tokens_per_s=%.0f "
+    double tps = count * steps / dt, flops = tps * model_flops_per_token(&m);
+    printf("RESULT impl=cod model=%s micro_batch=%d accum=%d params_m=%.1f tokens_per_s=%.0f "
            "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f graph=%d\n",
-           name, B, m.n_weights / 1e6, tps, flops / 1e12, flops / peak_flops,
-           peak / 1073741824.0, loss, m.rec.replays >= steps);
+           name, B, accum, m.n_weights / 1e6, tps, flops / 1e12, flops / peak_flops,
+           peak / 1073741824.0, loss, m.rec.replays >= (long)steps * accum);
     if (m.rec.off)
         fprintf(stderr, "bench_train_cuda: op by op: %s\n", m.rec.why);
     free(tok);

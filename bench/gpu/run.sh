@@ -11,12 +11,20 @@
 # llama-130m, ≥ 55% at llama-1b, ≥ 1.2× torch.compile, peak memory ≤
 # PyTorch's. Runs from the bundle on a bare GPU machine (tests/gpu/README.md)
 # or builds here; needs python3 with torch.
-# usage: [IMPLS="cod torch-eager torch-compile"] [STEPS=10] [CEILINGS=0]
+# ACCUM micro-batches make one optimizer update on both sides: `paper`
+# (the default) is the paper's batch of 512 sequences, 512 / micro-batch;
+# 1 updates after every micro-batch, the optimizer's worst case. STEPS
+# counts timed updates: 10 at ACCUM=1, else 3 (24-48 micro-batches).
+# usage: [IMPLS="cod torch-eager torch-compile"] [ACCUM=paper|K] [STEPS=N] [CEILINGS=0]
 #        bench/gpu/run.sh [preset...]
 set -u
 cd "$(dirname "$0")/../.."
 peak=${PEAK_TFLOPS:-989}
-steps=${STEPS:-10}
+accum_arg=${ACCUM:-paper}
+case $accum_arg in
+paper | [1-9] | [1-9][0-9] | [1-9][0-9][0-9]) ;;
+*) echo "bench/gpu/run.sh: ACCUM must be paper or a positive integer, not '$accum_arg'" >&2; exit 2 ;;
+esac
 presets=("$@")
 [ ${#presets[@]} -eq 0 ] && presets=(llama-71m llama-130m llama-350m llama-1b)
 out=${BENCH_OUT:-bench/out/gpu}
@@ -28,7 +36,7 @@ gpu_env_setup "$out" || exit 1
 declare -A micro=([llama-71m]=64 [llama-130m]=64 [llama-350m]=64 [llama-1b]=32)
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null |
     sed 's/^/GPU: /'
-echo "dense bf16 peak for MFU: $peak TFLOP/s; seq 256, vocab 32000, $steps timed steps"
+echo "dense bf16 peak for MFU: $peak TFLOP/s; seq 256, vocab 32000; micro-batches per update: $accum_arg"
 # the GPU's own ceilings at these shapes, measured before the models
 if [ "${CEILINGS:-1}" = 1 ]; then
     ceil_args=()
@@ -36,17 +44,20 @@ if [ "${CEILINGS:-1}" = 1 ]; then
     python3 bench/gpu/ceilings.py "${ceil_args[@]}" 2>&1 | tee "$out/ceilings.log" | grep '^CEILING'
 fi
 field() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<< "$2"; }
-printf '%-11s %-14s %6s %12s %8s %9s\n' model impl batch tokens/s MFU peak_GiB
+printf '%-11s %-14s %6s %6s %12s %8s %9s\n' model impl batch accum tokens/s MFU peak_GiB
 status=0
 for p in "${presets[@]}"; do
     declare -A tps=()
-    B=${MICRO_BATCH:-${micro[$p]:-}}
+    B=${MICRO_BATCH:-${micro[$p]:-64}}
+    accum=$accum_arg
+    [ "$accum" = paper ] && accum=$(( (512 + B - 1) / B ))
+    steps=${STEPS:-$([ "$accum" = 1 ] && echo 10 || echo 3)}
     for impl in ${IMPLS:-cod torch-eager torch-compile}; do
-        log="$out/$p-$impl.log"
+        log="$out/$p-$impl-accum$accum.log"
         case $impl in
-        cod) "$COD_BIN/bench_train_cuda" "$p" "$peak" "$B" "$steps" > "$log" 2>&1 ;;
+        cod) "$COD_BIN/bench_train_cuda" "$p" "$peak" "$B" "$steps" "$accum" > "$log" 2>&1 ;;
         torch-*) python3 bench/gpu/torch_ref.py "$p" "$peak" --mode "${impl#torch-}" \
-                     ${B:+--micro-batch "$B"} --steps "$steps" > "$log" 2>&1 ;;
+                     --micro-batch "$B" --steps "$steps" --accum "$accum" > "$log" 2>&1 ;;
         esac
         r=$(grep '^RESULT' "$log" | tail -1)
         if [ -z "$r" ]; then
@@ -55,7 +66,7 @@ for p in "${presets[@]}"; do
             continue
         fi
         tps[$impl]=$(field tokens_per_s "$r")
-        printf '%-11s %-14s %6s %12s %7.1f%% %9s\n' "$p" "$impl" "$(field micro_batch "$r")" \
+        printf '%-11s %-14s %6s %6s %12s %7.1f%% %9s\n' "$p" "$impl" "$(field micro_batch "$r")" "$accum" \
             "${tps[$impl]}" "$(awk -v m="$(field mfu "$r")" 'BEGIN { print 100 * m }')" \
             "$(field peak_gib "$r")"
     done

@@ -10,9 +10,12 @@ torch.compile. Prints one RESULT line per mode with tokens/s, MFU
 against the given dense bf16 peak and the peak device memory, with the
 largest micro-batch that fits (halving from 128) unless one is given.
 FLOPs per token are cod's (model_flops_per_token): 6 per matmul weight,
-lm_head included, plus 12·L·d·T for attention.
+lm_head included, plus 12·L·d·T for attention. --accum K micro-batches
+make one update (default 1), their gradients summed as cod's trainer sums
+them; --steps counts updates.
 
 usage: torch_ref.py PRESET PEAK_TFLOPS [--mode eager|compile] [--micro-batch B] [--steps N]
+                    [--accum K]
 """
 import argparse
 import math
@@ -108,7 +111,7 @@ def flops_per_token(d, f, L):
     return 6.0 * matmul + 12.0 * L * d * SEQ
 
 
-def run(preset, mode, B, steps):
+def run(preset, mode, B, steps, accum):
     d, f, nh, L = PRESETS[preset]
     torch.manual_seed(0)
     model = Llama(d, f, nh, L).cuda()
@@ -119,11 +122,14 @@ def run(preset, mode, B, steps):
 
     def step():
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = fwd(tok, tgt)
-        loss.backward()
+        total = 0.0
+        for _ in range(accum):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = fwd(tok, tgt) / accum
+            loss.backward()
+            total = total + loss.detach()
         opt.step()
-        return loss
+        return total
 
     for _ in range(3):  # compilation, autotuning, allocator warm-up
         step()
@@ -136,7 +142,7 @@ def run(preset, mode, B, steps):
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     n_params = sum(p.numel() for p in model.parameters())
-    return B * SEQ * steps / dt, n_params, loss, torch.cuda.max_memory_allocated()
+    return B * SEQ * steps * accum / dt, n_params, loss, torch.cuda.max_memory_allocated()
 
 
 def main():
@@ -146,12 +152,15 @@ def main():
     ap.add_argument("--mode", choices=["eager", "compile"], default="eager")
     ap.add_argument("--micro-batch", type=int, default=0)
     ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--accum", type=int, default=1)
     a = ap.parse_args()
+    if a.steps < 1 or a.accum < 1:
+        ap.error("--steps and --accum must be positive")
     torch.backends.cuda.matmul.allow_tf32 = True
     B = a.micro_batch or 128
     while True:
         try:
-            tps, n_params, loss, peak_mem = run(a.preset, a.mode, B, a.steps)
+            tps, n_params, loss, peak_mem = run(a.preset, a.mode, B, a.steps, a.accum)
             break
         except torch.cuda.OutOfMemoryError:
             torch._dynamo.reset()
@@ -164,7 +173,7 @@ def main():
     fl = tps * flops_per_token(d, f, L)
     mfu = fl / (a.peak_tflops * 1e12)
     assert math.isfinite(loss), "non-finite loss"
-    print(f"RESULT impl=torch-{a.mode} model={a.preset} micro_batch={B} params_m={n_params / 1e6:.1f} "
+    print(f"RESULT impl=torch-{a.mode} model={a.preset} micro_batch={B} accum={a.accum} params_m={n_params / 1e6:.1f} "
           f"tokens_per_s={tps:.0f} tflops={fl / 1e12:.1f} mfu={mfu:.4f} "
           f"peak_gib={peak_mem / 2**30:.2f} loss={loss:.4f}")
     return 0
