@@ -95,9 +95,6 @@ struct ops {
      * out = s_out·g ⊙ u·rstd + b·res (res NULL adds nothing) */
     void (*rmsnorm_fwd)(act *out, real *rstd, const act *x, const real *g, int N, int d,
                         real s_in, real s_out, real eps, const act *res, real b);
-    /* out = s_out·g ⊙ s_in·x·rstd from a kept rstd (the backward's recompute) */
-    void (*rmsnorm_apply)(act *out, const act *x, const real *g, const real *rstd, int N, int d,
-                          real s_in, real s_out);
     /* dx = ∂/∂x of Σ dout ⊙ out + b·res (res NULL adds nothing);
      * dg += ∂/∂g of the same */
     void (*rmsnorm_bwd)(act *dx, real *dg, const act *dout, const act *x, const real *g,

@@ -85,8 +85,9 @@ struct model {
     int logit_rows;
     real *rope_cos, *rope_sin;      /* [T, hd/2] */
     act *dstream[2];                /* gradients of the residual stream */
-    act *norm_tmp, *h_tmp;          /* a sub-layer's normed input [N,d] and SwiGLU output [N,f'],
-                                       written by the forward and again by the backward */
+    act *norm_tmp, *h_tmp;          /* a sub-layer's input gradient before its norm's backward
+                                       [N,d]; SwiGLU's output [N,f'], written by the forward
+                                       and again by the backward */
     act *d_wide, *d_mid;            /* backward scratch: [N, max(3d, 2f')], [N, max(d, f')] */
     act *tmp[3];                    /* [N,d] each, for the less common variants' extra steps */
     void **allocs;                  /* every buffer, for model_destroy */

@@ -24,7 +24,6 @@ const struct ops ops_cpu = {
     .embedding_fwd = cpu_embedding_fwd,
     .embedding_bwd = cpu_embedding_bwd,
     .rmsnorm_fwd = cpu_rmsnorm_fwd,
-    .rmsnorm_apply = cpu_rmsnorm_apply,
     .rmsnorm_bwd = cpu_rmsnorm_bwd,
     .rope = cpu_rope,
     .attn_state_size = cpu_attn_state_size,

@@ -26,18 +26,6 @@ void cpu_rmsnorm_fwd(act *out, real *rstd, const act *x, const real *g, int N, i
     }
 }
 
-void cpu_rmsnorm_apply(act *out, const act *x, const real *g, const real *rstd, int N, int d,
-                       real s_in, real s_out)
-{
-#pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; n++) {
-        const real *xr = AC(x) + (size_t)n * d;
-        real *o = A(out) + (size_t)n * d, sr = s_out * s_in * rstd[n];
-        for (int j = 0; j < d; j++)
-            o[j] = sr * g[j] * xr[j];
-    }
-}
-
 /* y_j = s_out·g_j·u_j·r with u = s_in·x and r = (mean(u²)+eps)^-½, so with
  * h_j = dy_j·s_out·g_j:  dx_j = s_in·(r·h_j − r³·u_j·(Σ_k h_k·u_k)/d)
  * and dg_j = Σ_n dy_j·s_out·u_j·r. */

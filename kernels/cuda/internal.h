@@ -57,8 +57,6 @@ void cuda_embedding_bwd(real *dtable, const act *dout, const int32_t *tok, const
                         const int32_t *start, int n_groups, int d);
 void cuda_rmsnorm_fwd(act *out, real *rstd, const act *x, const real *g, int N, int d, real s_in,
                       real s_out, real eps, const act *res, real b);
-void cuda_rmsnorm_apply(act *out, const act *x, const real *g, const real *rstd, int N, int d,
-                        real s_in, real s_out);
 void cuda_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, const real *g,
                       const real *rstd, int N, int d, real s_in, real s_out, const act *res,
                       real b);

@@ -202,7 +202,6 @@ extern "C" const struct ops ops_cuda = {
     .embedding_fwd = cuda_embedding_fwd,
     .embedding_bwd = cuda_embedding_bwd,
     .rmsnorm_fwd = cuda_rmsnorm_fwd,
-    .rmsnorm_apply = cuda_rmsnorm_apply,
     .rmsnorm_bwd = cuda_rmsnorm_bwd,
     .rope = cuda_rope,
     .attn_state_size = cuda_attn_state_size,

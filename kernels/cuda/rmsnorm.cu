@@ -15,41 +15,34 @@
 
 enum { ROWS_PER_BLOCK = 8 };
 
-/* rstd_in != NULL: the recompute of the backward, r taken from it */
 template <bool VEC>
 static __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32)
-    rmsnorm_fwd_kernel(bf16 *out, float *rstd, const float *rstd_in, const bf16 *x,
-                       const float *g, int N, int d, float s_in, float s_out, float eps,
-                       const bf16 *res, float b)
+    rmsnorm_fwd_kernel(bf16 *out, float *rstd, const bf16 *x, const float *g, int N, int d,
+                       float s_in, float s_out, float eps, const bf16 *res, float b)
 {
     int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (row >= N)
         return;
     size_t off = (size_t)row * d;
     const bf16 *xr = x + off;
-    float r;
-    if (rstd_in) {
-        r = rstd_in[row];
-    } else {
-        float ss = 0;
-        if (VEC) {
-            for (int j = lane * 8; j < d; j += 256) {
-                vec8 v = load8(xr + j);
+    float ss = 0;
+    if (VEC) {
+        for (int j = lane * 8; j < d; j += 256) {
+            vec8 v = load8(xr + j);
 #pragma unroll
-                for (int i = 0; i < 8; i++)
-                    ss += v.v[i] * v.v[i];
-            }
-        } else {
-            for (int j = lane; j < d; j += 32) {
-                float v = __bfloat162float(xr[j]);
-                ss += v * v;
-            }
+            for (int i = 0; i < 8; i++)
+                ss += v.v[i] * v.v[i];
         }
-        ss = warp_all(ss, op_add());
-        r = rsqrtf(s_in * s_in * ss / d + eps);
-        if (lane == 0)
-            rstd[row] = r;
+    } else {
+        for (int j = lane; j < d; j += 32) {
+            float v = __bfloat162float(xr[j]);
+            ss += v * v;
+        }
     }
+    ss = warp_all(ss, op_add());
+    float r = rsqrtf(s_in * s_in * ss / d + eps);
+    if (lane == 0)
+        rstd[row] = r;
     float sr = s_out * s_in * r;
     if (VEC) {
         for (int j = lane * 8; j < d; j += 256) {
@@ -71,33 +64,22 @@ static __global__ void __launch_bounds__(ROWS_PER_BLOCK * 32)
     }
 }
 
-static void launch_fwd(const char *op, bf16 *out, float *rstd, const float *rstd_in,
-                       const bf16 *x, const float *g, int N, int d, float s_in, float s_out,
-                       float eps, const bf16 *res, float b)
+void cuda_rmsnorm_fwd(act *out_, real *rstd, const act *x_, const real *g, int N, int d,
+                      real s_in, real s_out, real eps, const act *res_, real b)
 {
+    bf16 *out = BF(out_);
+    const bf16 *x = BFC(x_), *res = BFC(res_);
     if (N <= 0)
         return;
     unsigned grid = (unsigned)((N + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
     bool vec = vec_ok(x, d) && vec_ok(out, d) && (!res || vec_ok(res, d));
     if (vec)
-        rmsnorm_fwd_kernel<true><<<grid, ROWS_PER_BLOCK * 32>>>(out, rstd, rstd_in, x, g, N, d,
-                                                                 s_in, s_out, eps, res, b);
+        rmsnorm_fwd_kernel<true><<<grid, ROWS_PER_BLOCK * 32>>>(out, rstd, x, g, N, d, s_in,
+                                                                 s_out, eps, res, b);
     else
-        rmsnorm_fwd_kernel<false><<<grid, ROWS_PER_BLOCK * 32>>>(out, rstd, rstd_in, x, g, N, d,
-                                                                  s_in, s_out, eps, res, b);
-    LAUNCH_CHECK(op);
-}
-
-void cuda_rmsnorm_fwd(act *out, real *rstd, const act *x, const real *g, int N, int d, real s_in,
-                      real s_out, real eps, const act *res, real b)
-{
-    launch_fwd("rmsnorm_fwd", BF(out), rstd, NULL, BFC(x), g, N, d, s_in, s_out, eps, BFC(res), b);
-}
-
-void cuda_rmsnorm_apply(act *out, const act *x, const real *g, const real *rstd, int N, int d,
-                        real s_in, real s_out)
-{
-    launch_fwd("rmsnorm_apply", BF(out), NULL, rstd, BFC(x), g, N, d, s_in, s_out, 0, NULL, 0);
+        rmsnorm_fwd_kernel<false><<<grid, ROWS_PER_BLOCK * 32>>>(out, rstd, x, g, N, d, s_in,
+                                                                  s_out, eps, res, b);
+    LAUNCH_CHECK("rmsnorm_fwd");
 }
 
 /* With h = dy·s_out·g and u = s_in·x:

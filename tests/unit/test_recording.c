@@ -136,16 +136,6 @@ static void r_rmsnorm_fwd(act *out, real *rstd, const act *x, const real *g, int
     CALL(run_rmsnorm_fwd, {.p = out}, {.p = rstd}, {.c = x}, {.c = g}, {.i = N}, {.i = d},
          {.r = s_in}, {.r = s_out}, {.r = eps}, {.c = res}, {.r = b});
 }
-static void run_rmsnorm_apply(const union arg *a)
-{
-    ops_cpu.rmsnorm_apply(a[0].p, a[1].c, a[2].c, a[3].c, a[4].i, a[5].i, a[6].r, a[7].r);
-}
-static void r_rmsnorm_apply(act *out, const act *x, const real *g, const real *rstd, int N, int d,
-                            real s_in, real s_out)
-{
-    CALL(run_rmsnorm_apply, {.p = out}, {.c = x}, {.c = g}, {.c = rstd}, {.i = N}, {.i = d},
-         {.r = s_in}, {.r = s_out});
-}
 static void run_rmsnorm_bwd(const union arg *a)
 {
     ops_cpu.rmsnorm_bwd(a[0].p, a[1].p, a[2].c, a[3].c, a[4].c, a[5].c, a[6].i, a[7].i, a[8].r,
@@ -333,7 +323,7 @@ static struct ops recording_ops(void)
     o.zero = r_zero, o.zero_act = r_zero_act, o.copy = r_copy, o.copy_act = r_copy_act;
     o.matmul_fwd = r_matmul_fwd, o.matmul_bwd = r_matmul_bwd;
     o.embedding_fwd = r_embedding_fwd, o.embedding_bwd = r_embedding_bwd;
-    o.rmsnorm_fwd = r_rmsnorm_fwd, o.rmsnorm_apply = r_rmsnorm_apply;
+    o.rmsnorm_fwd = r_rmsnorm_fwd;
     o.rmsnorm_bwd = r_rmsnorm_bwd, o.rope = r_rope;
     o.attention_fwd = r_attention_fwd, o.attention_bwd = r_attention_bwd;
     o.swiglu_fwd = r_swiglu_fwd, o.swiglu_bwd = r_swiglu_bwd, o.axpby = r_axpby;
