@@ -101,21 +101,22 @@ struct ops {
                         const real *rstd, int N, int d, real s_in, real s_out, const act *res,
                         real b);
 
-    /* Rotary embedding in place, non-interleaved (rotate_half), on the
-     * first n_vec vectors of hd elements in each of N rows of `stride`
-     * elements; row n is position n % T. cos/sin: [T, hd/2] tables. dir = +1
-     * rotates; dir = −1 is the transpose, i.e. the backward. */
-    void (*rope)(act *x, int N, int T, int n_vec, int hd, int stride, const real *cos,
-                 const real *sin, int dir);
-
-    /* Causal softmax attention. qkv rows are [q | k | v], each nh·hd with
-     * head h at h·hd; out [N, nh·hd]. state holds what the backward needs,
-     * attn_state_size(B,T,nh) elements. */
-    size_t (*attn_state_size)(int B, int T, int nh);
-    void (*attention_fwd)(act *out, real *state, const act *qkv, int B, int T, int nh, int hd);
-    /* dqkv, packed as qkv, from dout and the forward's out, state and qkv */
+    /* Causal softmax attention with rotary embeddings. qkv rows are
+     * [q | k | v], each nh·hd with head h at h·hd; row n is position n % T.
+     * q and k are rotated on the way in (non-interleaved, rotate_half: the
+     * pairs (i, i + hd/2) of each head by cos/sin [T, hd/2] of the
+     * position), so qkv holds them as the projection made them: the
+     * rotation is a pass over q and k that the attention's own loads make
+     * for free. out [N, nh·hd]. state holds what the backward needs,
+     * attn_state_size(B,T,nh,hd) elements. */
+    size_t (*attn_state_size)(int B, int T, int nh, int hd);
+    void (*attention_fwd)(act *out, real *state, const act *qkv, const real *cos,
+                          const real *sin, int B, int T, int nh, int hd);
+    /* dqkv, packed as qkv (the gradients of q and k before their rotation),
+     * from dout and the forward's out, state and qkv */
     void (*attention_bwd)(act *dqkv, const act *dout, const act *out, real *state,
-                          const act *qkv, int B, int T, int nh, int hd);
+                          const act *qkv, const real *cos, const real *sin, int B, int T,
+                          int nh, int hd);
 
     /* h[N,f] = silu(gate) ⊙ up, gu rows [gate | up] of 2f */
     void (*swiglu_fwd)(act *h, const act *gu, int N, int f);

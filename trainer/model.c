@@ -23,7 +23,7 @@ struct sub_acts {
     const act *in;      /* the residual stream entering the sub-layer */
     act *u;             /* its norm, the core's input (not Post-LN) */
     real *rin;          /* 1/rms of the input norm (not Post-LN) */
-    act *qkv, *att;     /* attention: q,k (rotated) and v; its output */
+    act *qkv, *att;     /* attention: q, k (before their rotation) and v; its output */
     real *state;
     act *gu;            /* MLP: gate | up */
     act *f;             /* the output projection's result, when a step sits between it and
@@ -271,7 +271,7 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
         if (c.attn) {
             a->qkv = abuf(m, 3 * Nd, &fail);
             a->att = abuf(m, Nd, &fail);
-            a->state = buf(m, ops->attn_state_size(max_B, T, nh), &fail);
+            a->state = buf(m, ops->attn_state_size(max_B, T, nh, hd), &fail);
         } else {
             a->gu = abuf(m, 2 * Nf, &fail);
         }
@@ -472,8 +472,8 @@ static const act *core_fwd(struct model *m, int l, int attn, struct sub_acts *a,
     int d = c->dim, fp = m->ffn_pad, hd = d / c->n_heads;
     if (attn) {
         o->matmul_fwd(a->qkv, u, WA(m, l, P_Q), N, d, 3 * d, 1, NULL, 0);
-        o->rope(a->qkv, N, c->seq_len, 2 * c->n_heads, hd, 3 * d, m->rope_cos, m->rope_sin, 1);
-        o->attention_fwd(a->att, a->state, a->qkv, m->B, c->seq_len, c->n_heads, hd);
+        o->attention_fwd(a->att, a->state, a->qkv, m->rope_cos, m->rope_sin, m->B, c->seq_len,
+                         c->n_heads, hd);
         return a->att;
     }
     o->matmul_fwd(a->gu, u, WA(m, l, P_GATE), N, d, 2 * fp, 1, NULL, 0);
@@ -633,8 +633,8 @@ static void core_bwd(struct model *m, int l, int attn, struct sub_acts *a, const
     if (attn) {
         act *datt = m->d_mid, *dqkv = m->d_wide;
         o->matmul_bwd(datt, DW(m, l, P_O), df, a->att, WA(m, l, P_O), N, d, d, cs, NULL, 0);
-        o->attention_bwd(dqkv, datt, a->att, a->state, a->qkv, m->B, c->seq_len, c->n_heads, hd);
-        o->rope(dqkv, N, c->seq_len, 2 * c->n_heads, hd, 3 * d, m->rope_cos, m->rope_sin, -1);
+        o->attention_bwd(dqkv, datt, a->att, a->state, a->qkv, m->rope_cos, m->rope_sin, m->B,
+                         c->seq_len, c->n_heads, hd);
         o->matmul_bwd(du, DW(m, l, P_Q), dqkv, u, WA(m, l, P_Q), N, d, 3 * d, 1, res, b);
         return;
     }

@@ -47,12 +47,15 @@ void cpu_rmsnorm_fwd(act *out, real *rstd, const act *x, const real *g, int N, i
 void cpu_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, const real *g,
                      const real *rstd, int N, int d, real s_in, real s_out, const act *res,
                      real b);
-void cpu_rope(act *x, int N, int T, int n_vec, int hd, int stride, const real *cos,
-              const real *sin, int dir);
-size_t cpu_attn_state_size(int B, int T, int nh);
-void cpu_attention_fwd(act *out, real *state, const act *qkv, int B, int T, int nh, int hd);
-void cpu_attention_bwd(act *dqkv, const act *dout, const act *out, real *state, const act *qkv,
+/* One head's T rows (strided by ld) rotated into dst, which may be src;
+ * dir = −1 is the transpose, the backward. Attention's helper (ops.h). */
+void cpu_rope_head(real *dst, size_t ld_dst, const real *src, size_t ld_src, int T, int hd,
+                   const real *cos, const real *sin, int dir);
+size_t cpu_attn_state_size(int B, int T, int nh, int hd);
+void cpu_attention_fwd(act *out, real *state, const act *qkv, const real *cos, const real *sin,
                        int B, int T, int nh, int hd);
+void cpu_attention_bwd(act *dqkv, const act *dout, const act *out, real *state, const act *qkv,
+                       const real *cos, const real *sin, int B, int T, int nh, int hd);
 void cpu_swiglu_fwd(act *h, const act *gu, int N, int f);
 void cpu_swiglu_bwd(act *dgu, act *h, const act *dh, const act *gu, int N, int f);
 void cpu_axpby(act *y, real a, const act *x, real b, size_t n);

@@ -25,7 +25,6 @@ const struct ops ops_cpu = {
     .embedding_bwd = cpu_embedding_bwd,
     .rmsnorm_fwd = cpu_rmsnorm_fwd,
     .rmsnorm_bwd = cpu_rmsnorm_bwd,
-    .rope = cpu_rope,
     .attn_state_size = cpu_attn_state_size,
     .attention_fwd = cpu_attention_fwd,
     .attention_bwd = cpu_attention_bwd,

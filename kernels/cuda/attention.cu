@@ -10,7 +10,10 @@
  * into fp32 shared-memory tiles. Layout of the work: a warp owns a few
  * query (or key) rows; the 32 lanes take 32 keys (or queries) of a tile at
  * a time for the scores, then hold hd/32 columns each of the accumulators.
- * hd ≤ 128. This file also chooses between the two implementations. */
+ * hd ≤ 128. They read q and k rotated: a copy in the scratch memory,
+ * turned by rope.cu (the tensor-core kernels rotate as they load), and the
+ * gradients of q and k are turned back in place. This file also chooses
+ * between the two implementations. */
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +32,11 @@ enum {
 };
 static const unsigned FULL = 0xffffffffu;
 
-size_t cuda_attn_state_size(int B, int T, int nh) { return (size_t)2 * B * nh * T; }
+size_t cuda_attn_state_size(int B, int T, int nh, int hd)
+{
+    (void)hd;
+    return (size_t)2 * B * nh * T;
+}
 
 int cuda_attention_fallback;
 
@@ -306,41 +313,63 @@ static int head_dim_ok(int hd, const char *op)
     return 0;
 }
 
-void cuda_attention_fwd(act *out, real *state, const act *qkv, int B, int T, int nh, int hd)
+/* qkv with q and k rotated, in the scratch memory; NULL after a fault */
+static const bf16 *rotated(const act *qkv, const float *cos, const float *sin, int B, int T,
+                           int nh, int hd, const char *op)
+{
+    size_t n = (size_t)B * T * 3 * nh * hd;
+    bf16 *r = (bf16 *)cuda_scratch(n * sizeof(bf16), op);
+    if (!r)
+        return NULL;
+    CUDA_CHECK(op, cudaMemcpyAsync(r, qkv, n * sizeof(bf16), cudaMemcpyDeviceToDevice));
+    cuda_rope(r, B * T, T, 2 * nh, hd, 3 * nh * hd, cos, sin, 1);
+    return r;
+}
+
+void cuda_attention_fwd(act *out, real *state, const act *qkv, const real *cos, const real *sin,
+                        int B, int T, int nh, int hd)
 {
     if (B * nh * T == 0)
         return;
     if (on_tensor_cores(hd, "attention_fwd")) {
-        cuda_attention_mma_fwd(BF(out), state, BFC(qkv), B, T, nh, hd);
+        cuda_attention_mma_fwd(BF(out), state, BFC(qkv), cos, sin, B, T, nh, hd);
         return;
     }
     if (!head_dim_ok(hd, "attention_fwd"))
         return;
+    const bf16 *r = rotated(qkv, cos, sin, B, T, nh, hd, "attention_fwd");
+    if (!r)
+        return;
     const int BR = WARPS * FWD_RPW;
     dim3 grid((T + BR - 1) / BR, B * nh);
-    attn_fwd_kernel<<<grid, WARPS * 32>>>(BF(out), state, BFC(qkv), T, nh, hd,
+    attn_fwd_kernel<<<grid, WARPS * 32>>>(BF(out), state, r, T, nh, hd,
                                           (float)(1.0 / sqrt((double)hd)));
     LAUNCH_CHECK("attention_fwd");
 }
 
 void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state, const act *qkv,
-                        int B, int T, int nh, int hd)
+                        const real *cos, const real *sin, int B, int T, int nh, int hd)
 {
     if (B * nh * T == 0)
         return;
     const float *lse = state;
     float *D = (float *)state + (size_t)B * nh * T; /* the backward's half of the state */
     if (on_tensor_cores(hd, "attention_bwd")) {
-        cuda_attention_mma_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D, BFC(qkv), B, T, nh, hd);
+        cuda_attention_mma_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D, BFC(qkv), cos, sin, B, T,
+                               nh, hd);
         return;
     }
     if (!head_dim_ok(hd, "attention_bwd"))
         return;
+    const bf16 *r = rotated(qkv, cos, sin, B, T, nh, hd, "attention_bwd");
+    if (!r)
+        return;
     const int BR = WARPS * BWD_RPW;
     float scale = (float)(1.0 / sqrt((double)hd));
     dim3 grid((T + BR - 1) / BR, B * nh);
-    attn_dq_kernel<<<grid, WARPS * 32>>>(BF(dqkv), D, lse, BFC(dout), BFC(qkv), T, nh, hd, scale);
+    attn_dq_kernel<<<grid, WARPS * 32>>>(BF(dqkv), D, lse, BFC(dout), r, T, nh, hd, scale);
     LAUNCH_CHECK("attention_bwd (dq)");
-    attn_dkv_kernel<<<grid, WARPS * 32>>>(BF(dqkv), lse, D, BFC(dout), BFC(qkv), T, nh, hd, scale);
+    attn_dkv_kernel<<<grid, WARPS * 32>>>(BF(dqkv), lse, D, BFC(dout), r, T, nh, hd, scale);
     LAUNCH_CHECK("attention_bwd (dk, dv)");
+    cuda_rope(BF(dqkv), B * T, T, 2 * nh, hd, 3 * nh * hd, cos, sin, -1);
 }

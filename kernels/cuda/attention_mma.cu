@@ -21,6 +21,13 @@
  *             recompute P from the logsumexp, with dS = P ⊙ (dP − D).
  * Only the diagonal tile (and one reaching past T) is masked.
  *
+ * RoPE rides in the loads: qkv holds q and k as the projection made them,
+ * and each Q or K tile is rotated in shared memory once it lands (the
+ * pairs (i, i + HD/2) of a row, by the tables of its position, rounded to
+ * bf16 as a rotation pass would have stored them); dQ and dK are turned
+ * back by the transposed rotation in registers, before their one rounding.
+ * That spares the pass of a separate rotation over q and k each way.
+ *
  * Fragment layouts (PTX ISA, mma.m16n8k16 with .bf16): with g = lane/4
  * and t = lane%4, A holds rows g and g+8, columns 2t, 2t+1 and 2t+8,
  * 2t+9; B holds rows (k) 2t, 2t+1, 2t+8, 2t+9 of column (n) g; C holds
@@ -200,6 +207,27 @@ __device__ __forceinline__ void land()
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 }
 
+/* RoPE on a landed tile of rows r0.. (their positions), a thread turning
+ * two neighbouring pairs at a time; a barrier before any reader */
+template <int HD>
+__device__ __forceinline__ void rotate_tile(bf16 *tile, int r0, int T, const float *cosv,
+                                            const float *sinv)
+{
+    constexpr int H2 = HD / 2, LDS = HD + 8, PAIRS = H2 / 2;
+    for (int idx = threadIdx.x; idx < TILE * PAIRS; idx += blockDim.x) {
+        const int r = idx / PAIRS, i = 2 * (idx % PAIRS), pos = r0 + r;
+        if (pos >= T)
+            continue;
+        const float2 c = *reinterpret_cast<const float2 *>(cosv + (size_t)pos * H2 + i),
+                     sn = *reinterpret_cast<const float2 *>(sinv + (size_t)pos * H2 + i);
+        __nv_bfloat162 *lo = reinterpret_cast<__nv_bfloat162 *>(tile + r * LDS + i),
+                       *hi = reinterpret_cast<__nv_bfloat162 *>(tile + r * LDS + i + H2);
+        const float2 a = __bfloat1622float2(*lo), b = __bfloat1622float2(*hi);
+        *lo = __floats2bfloat162_rn(a.x * c.x - b.x * sn.x, a.y * c.y - b.y * sn.y);
+        *hi = __floats2bfloat162_rn(b.x * c.x + a.x * sn.x, b.y * c.y + a.y * sn.y);
+    }
+}
+
 /* a 16×HD accumulator's rows (row0, row0+8) times f into a [T][HD] slice */
 template <int HD>
 __device__ __forceinline__ void store_rows(bf16 *dst, size_t ld, const float (*acc)[4], int row0,
@@ -217,9 +245,40 @@ __device__ __forceinline__ void store_rows(bf16 *dst, size_t ld, const float (*a
     }
 }
 
+/* store_rows of the gradient of a rotated q or k (times f), turned back by
+ * the transposed rotation of each row's position: column c of the first
+ * half pairs with c + HD/2, which this lane holds in n-tile nt + HD/16 */
+template <int HD>
+__device__ __forceinline__ void store_rows_unrotated(bf16 *dst, size_t ld, const float (*acc)[4],
+                                                     int row0, int T, float f, int t,
+                                                     const float *cosv, const float *sinv)
+{
+    constexpr int H2 = HD / 2, HALF = HD / 16;
+#pragma unroll
+    for (int nt = 0; nt < HALF; nt++) {
+        const int col = nt * 8 + 2 * t;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = row0 + 8 * h;
+            if (row >= T)
+                continue;
+            const float2 c = *reinterpret_cast<const float2 *>(cosv + (size_t)row * H2 + col),
+                         sn = *reinterpret_cast<const float2 *>(sinv + (size_t)row * H2 + col);
+            const float a0 = acc[nt][2 * h] * f, a1 = acc[nt][2 * h + 1] * f;
+            const float b0 = acc[nt + HALF][2 * h] * f, b1 = acc[nt + HALF][2 * h + 1] * f;
+            bf16 *p = dst + (size_t)row * ld + col;
+            *reinterpret_cast<__nv_bfloat162 *>(p) =
+                __floats2bfloat162_rn(a0 * c.x + b0 * sn.x, a1 * c.y + b1 * sn.y);
+            *reinterpret_cast<__nv_bfloat162 *>(p + H2) =
+                __floats2bfloat162_rn(b0 * c.x - a0 * sn.x, b1 * c.y - a1 * sn.y);
+        }
+    }
+}
+
 template <int HD>
 __global__ void __launch_bounds__(WARPS * 32)
-    fa_fwd_kernel(bf16 *out, float *lse, const bf16 *qkv, int T, int nh, float sl2)
+    fa_fwd_kernel(bf16 *out, float *lse, const bf16 *qkv, const float *cosv, const float *sinv,
+                  int T, int nh, float sl2)
 {
     constexpr int LDS = HD + 8;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -241,7 +300,11 @@ __global__ void __launch_bounds__(WARPS * 32)
         __syncthreads(); /* the previous tiles are consumed */
         load_tile<HD>(Ks, kb, ld, k0, T);
         load_tile<HD>(Vs, vb, ld, k0, T);
-        land();
+        land(); /* and Q's, the first time */
+        __syncthreads();
+        if (kt == 0)
+            rotate_tile<HD>(Qs, q0, T, cosv, sinv);
+        rotate_tile<HD>(Ks, k0, T, cosv, sinv);
         __syncthreads();
         product_abt<HD>(s, Qs, warp * 16, Ks, lane);
         if (kt == qt) /* the diagonal tile: keys after the row, and keys past T */
@@ -319,7 +382,8 @@ __device__ __forceinline__ void load_row_stats(float *Ls, float *Ds, const float
 template <int HD>
 __global__ void __launch_bounds__(WARPS * 32)
     fa_bwd_dq_kernel(bf16 *dqkv, float *D, const bf16 *dout, const bf16 *out, const float *lse,
-                     const bf16 *qkv, int T, int nh, float sl2, float scale)
+                     const bf16 *qkv, const float *cosv, const float *sinv, int T, int nh,
+                     float sl2, float scale)
 {
     constexpr int LDS = HD + 8;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -337,6 +401,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     load_tile<HD>(dOs, dob, d, q0, T);
     land();
     __syncthreads();
+    rotate_tile<HD>(Qs, q0, T, cosv, sinv); /* read after the loop's first barrier */
     {
         int r = threadIdx.x >> 1, half = threadIdx.x & 1;
         float acc = 0;
@@ -370,6 +435,8 @@ __global__ void __launch_bounds__(WARPS * 32)
         load_tile<HD>(Vs, vb, ld, k0, T);
         land();
         __syncthreads();
+        rotate_tile<HD>(Ks, k0, T, cosv, sinv);
+        __syncthreads();
         product_abt<HD>(s, Qs, warp * 16, Ks, lane);
         product_abt<HD>(dp, dOs, warp * 16, Vs, lane);
         const bool diag = kt == qt;
@@ -387,13 +454,15 @@ __global__ void __launch_bounds__(WARPS * 32)
             }
         product_cb<HD>(dq, s, Ks, lane);
     }
-    store_rows<HD>(dqkv + (size_t)b * T * ld + (size_t)h * HD, ld, dq, r0, T, scale, scale, t);
+    store_rows_unrotated<HD>(dqkv + (size_t)b * T * ld + (size_t)h * HD, ld, dq, r0, T, scale, t,
+                             cosv, sinv);
 }
 
 template <int HD>
 __global__ void __launch_bounds__(WARPS * 32)
     fa_bwd_dkv_kernel(bf16 *dqkv, const bf16 *dout, const float *lse, const float *D,
-                      const bf16 *qkv, int T, int nh, float sl2, float scale)
+                      const bf16 *qkv, const float *cosv, const float *sinv, int T, int nh,
+                      float sl2, float scale)
 {
     constexpr int LDS = HD + 8;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -423,6 +492,10 @@ __global__ void __launch_bounds__(WARPS * 32)
         load_row_stats(Ls, Ds, lse, D, (size_t)bh, q0, T);
         land(); /* and K, V's, the first time */
         __syncthreads();
+        if (qt == kt)
+            rotate_tile<HD>(Ks, k0, T, cosv, sinv);
+        rotate_tile<HD>(Qs, q0, T, cosv, sinv);
+        __syncthreads();
         /* transposed: rows are this warp's keys, columns the tile's queries */
         product_abt<HD>(p, Ks, warp * 16, Qs, lane);
         product_abt<HD>(ds, Vs, warp * 16, dOs, lane);
@@ -448,11 +521,13 @@ __global__ void __launch_bounds__(WARPS * 32)
         product_cb<HD>(dk, ds, Qs, lane);
     }
     bf16 *dkb = dqkv + (size_t)b * T * ld + (size_t)h * HD + d;
-    store_rows<HD>(dkb, ld, dk, j0, T, scale, scale, t);
+    store_rows_unrotated<HD>(dkb, ld, dk, j0, T, scale, t, cosv, sinv);
     store_rows<HD>(dkb + d, ld, dv, j0, T, 1.0f, 1.0f, t);
 }
 
-template <int HD> void fwd(bf16 *out, float *lse, const bf16 *qkv, int B, int T, int nh)
+template <int HD>
+void fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cosv, const float *sinv, int B, int T,
+         int nh)
 {
     size_t smem = 3 * TILE * (HD + 8) * sizeof(bf16);
     if (smem > 48 * 1024)
@@ -460,14 +535,14 @@ template <int HD> void fwd(bf16 *out, float *lse, const bf16 *qkv, int B, int T,
                    cudaFuncSetAttribute(fa_fwd_kernel<HD>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const unsigned grid = (unsigned)(B * nh * ((T + TILE - 1) / TILE));
-    fa_fwd_kernel<HD><<<grid, WARPS * 32, smem>>>(out, lse, qkv, T, nh,
+    fa_fwd_kernel<HD><<<grid, WARPS * 32, smem>>>(out, lse, qkv, cosv, sinv, T, nh,
                                                   (float)(LOG2E / sqrt((double)HD)));
     LAUNCH_CHECK("attention_fwd");
 }
 
 template <int HD>
 void bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse, float *D,
-         const bf16 *qkv, int B, int T, int nh)
+         const bf16 *qkv, const float *cosv, const float *sinv, int B, int T, int nh)
 {
     size_t smem = 4 * TILE * (HD + 8) * sizeof(bf16) + 2 * TILE * sizeof(float);
     if (smem > 48 * 1024) {
@@ -480,10 +555,11 @@ void bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse, float 
     }
     const unsigned grid = (unsigned)(B * nh * ((T + TILE - 1) / TILE));
     float scale = (float)(1.0 / sqrt((double)HD)), sl2 = scale * LOG2E;
-    fa_bwd_dq_kernel<HD><<<grid, WARPS * 32, smem>>>(dqkv, D, dout, out, lse, qkv, T, nh, sl2,
-                                                     scale);
+    fa_bwd_dq_kernel<HD><<<grid, WARPS * 32, smem>>>(dqkv, D, dout, out, lse, qkv, cosv, sinv, T,
+                                                     nh, sl2, scale);
     LAUNCH_CHECK("attention_bwd (dq)");
-    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem>>>(dqkv, dout, lse, D, qkv, T, nh, sl2, scale);
+    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem>>>(dqkv, dout, lse, D, qkv, cosv, sinv, T, nh,
+                                                      sl2, scale);
     LAUNCH_CHECK("attention_bwd (dk, dv)");
 }
 
@@ -493,12 +569,13 @@ int cuda_attention_mma_takes(int hd) { return hd % 16 == 0 && hd >= 16 && hd <= 
 
 #define HEAD_SIZES(X) X(16) X(32) X(48) X(64) X(80) X(96) X(112) X(128)
 
-void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, int B, int T, int nh, int hd)
+void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cos,
+                            const float *sin, int B, int T, int nh, int hd)
 {
     switch (hd) {
 #define CASE(H)                                                                                \
     case H:                                                                                    \
-        fwd<H>(out, lse, qkv, B, T, nh);                                                       \
+        fwd<H>(out, lse, qkv, cos, sin, B, T, nh);                                             \
         break;
         HEAD_SIZES(CASE)
 #undef CASE
@@ -508,12 +585,13 @@ void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, int B, int T
 }
 
 void cuda_attention_mma_bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse,
-                            float *D, const bf16 *qkv, int B, int T, int nh, int hd)
+                            float *D, const bf16 *qkv, const float *cos, const float *sin, int B,
+                            int T, int nh, int hd)
 {
     switch (hd) {
 #define CASE(H)                                                                                \
     case H:                                                                                    \
-        bwd<H>(dqkv, dout, out, lse, D, qkv, B, T, nh);                                        \
+        bwd<H>(dqkv, dout, out, lse, D, qkv, cos, sin, B, T, nh);                              \
         break;
         HEAD_SIZES(CASE)
 #undef CASE

@@ -60,12 +60,11 @@ void cuda_rmsnorm_fwd(act *out, real *rstd, const act *x, const real *g, int N, 
 void cuda_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, const real *g,
                       const real *rstd, int N, int d, real s_in, real s_out, const act *res,
                       real b);
-void cuda_rope(act *x, int N, int T, int n_vec, int hd, int stride, const real *cos,
-               const real *sin, int dir);
-size_t cuda_attn_state_size(int B, int T, int nh);
-void cuda_attention_fwd(act *out, real *state, const act *qkv, int B, int T, int nh, int hd);
-void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state, const act *qkv,
+size_t cuda_attn_state_size(int B, int T, int nh, int hd);
+void cuda_attention_fwd(act *out, real *state, const act *qkv, const real *cos, const real *sin,
                         int B, int T, int nh, int hd);
+void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state, const act *qkv,
+                        const real *cos, const real *sin, int B, int T, int nh, int hd);
 void cuda_swiglu_fwd(act *h, const act *gu, int N, int f);
 void cuda_swiglu_bwd(act *dgu, act *h, const act *dh, const act *gu, int N, int f);
 void cuda_axpby(act *y, real a, const act *x, real b, size_t n);
@@ -92,12 +91,18 @@ void cuda_dot_accumulate(real *dst, const bf16 *a, const bf16 *b, size_t n, cons
 /* dst[j] += s · Σ_c partial[c][j], the chunks in order */
 void cuda_colsum_finish(real *dst, const real *partial, int chunks, int d, real s, const char *op);
 
-/* attention.cu (the CUDA-core kernels) and attention_mma.cu (tensor cores) */
+/* attention.cu (the CUDA-core kernels), attention_mma.cu (tensor cores)
+ * and rope.cu, whose rotation in place the CUDA-core kernels take from a
+ * copy of q and k (the tensor-core kernels rotate as they load) */
 extern int cuda_attention_fallback;
+void cuda_rope(bf16 *x, int N, int T, int n_vec, int hd, int stride, const float *cos,
+               const float *sin, int dir);
 int cuda_attention_mma_takes(int hd);
-void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, int B, int T, int nh, int hd);
+void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cos,
+                            const float *sin, int B, int T, int nh, int hd);
 /* also fills D = rowsum(dO ⊙ O), [B·nh·T] */
 void cuda_attention_mma_bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse,
-                            float *D, const bf16 *qkv, int B, int T, int nh, int hd);
+                            float *D, const bf16 *qkv, const float *cos, const float *sin, int B,
+                            int T, int nh, int hd);
 
 #endif

@@ -203,7 +203,6 @@ extern "C" const struct ops ops_cuda = {
     .embedding_bwd = cuda_embedding_bwd,
     .rmsnorm_fwd = cuda_rmsnorm_fwd,
     .rmsnorm_bwd = cuda_rmsnorm_bwd,
-    .rope = cuda_rope,
     .attn_state_size = cuda_attn_state_size,
     .attention_fwd = cuda_attention_fwd,
     .attention_bwd = cuda_attention_bwd,

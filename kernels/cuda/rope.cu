@@ -1,7 +1,10 @@
 /* Rotary embedding in place, non-interleaved (rotate_half), from the
  * model's cos/sin tables [T, hd/2] (computed once in double on the host, so
  * both backends rotate by the same values): no transcendental per element.
- * A thread turns eight pairs (i, i + hd/2) where the head allows. */
+ * A thread turns eight pairs (i, i + hd/2) where the head allows. On the
+ * first n_vec vectors of hd in each of N rows of `stride`; row n is
+ * position n % T; dir = −1 is the transpose (the backward). Only the
+ * CUDA-core attention needs it (attention.cu). */
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/vec.cuh"
@@ -38,8 +41,8 @@ static __global__ void rope_kernel(bf16 *x, int T, int n_vec, int hd, int stride
     }
 }
 
-void cuda_rope(act *x, int N, int T, int n_vec, int hd, int stride, const real *cos,
-               const real *sin, int dir)
+void cuda_rope(bf16 *x, int N, int T, int n_vec, int hd, int stride, const float *cos,
+               const float *sin, int dir)
 {
     int h2 = hd / 2;
     bool vec = h2 % 8 == 0 && stride % 8 == 0 && vec_ok(x, 8);
@@ -47,10 +50,10 @@ void cuda_rope(act *x, int N, int T, int n_vec, int hd, int stride, const real *
     if (items == 0)
         return;
     if (vec)
-        rope_kernel<true><<<cuda_blocks(items), CUDA_THREADS>>>(BF(x), T, n_vec, hd, stride, cos,
+        rope_kernel<true><<<cuda_blocks(items), CUDA_THREADS>>>(x, T, n_vec, hd, stride, cos,
                                                                  sin, (float)dir, items);
     else
-        rope_kernel<false><<<cuda_blocks(items), CUDA_THREADS>>>(BF(x), T, n_vec, hd, stride, cos,
+        rope_kernel<false><<<cuda_blocks(items), CUDA_THREADS>>>(x, T, n_vec, hd, stride, cos,
                                                                   sin, (float)dir, items);
     LAUNCH_CHECK("rope");
 }

@@ -10,8 +10,9 @@
  * unit roundoff u = 2⁻⁸: rounding a value to bf16 moves it by at most u of
  * itself, so an output rounded once from an fp32 result that is otherwise
  * exact is within u (ROUND1). Where a kernel rounds an intermediate to bf16
- * as well (attention's P for the P·V product, dS for dQ and dK), each such
- * rounding adds at most u more of the terms it enters (ROUND2, ROUND3:
+ * as well (attention's rotated q and k, its P for the P·V product, dS for
+ * dQ and dK), each such rounding adds at most u more of the terms it enters
+ * (ROUND2 … ROUND4:
  * independent rounding errors add in quadrature, and P ≥ 0 keeps them from
  * growing beyond the result's own size). fp32 results from identical bf16
  * inputs (weight gradients, norms' 1/rms, losses, Adam) differ only in fp32
@@ -30,6 +31,7 @@ static const double U = 1.0 / 256; /* bf16: 8 significant bits, round to nearest
 #define ROUND1 (1.1 * U)
 #define ROUND2 (2.0 * U)
 #define ROUND3 (3.0 * U)
+#define ROUND4 (4.0 * U)
 #define FP32 1e-5
 static struct rng R;
 
@@ -246,71 +248,47 @@ static void rmsnorm(void)
     rmsnorm_at(64, 4096, 1, 1, 0);                /* rows too wide for the fused backward */
 }
 
-/* ---- rope ---- */
-static void rope_at(int N, int T, int n_vec, int hd, int stride)
+/* ---- attention, with RoPE on q and k ---- */
+static void attention_at(int B, int T, int nh, int hd)
 {
-    int h2 = hd / 2;
-    real *ch = malloc((size_t)T * h2 * sizeof(real)), *sh = malloc((size_t)T * h2 * sizeof(real));
+    int d = nh * hd, h2 = hd / 2;
+    size_t n = (size_t)B * T * d;
+    struct t3 cs = make_real((size_t)T * h2, 1), sn = make_real((size_t)T * h2, 1);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < h2; i++) {
             double a = t * pow(10000.0, -2.0 * i / hd);
-            ch[t * h2 + i] = (real)cos(a);
-            sh[t * h2 + i] = (real)sin(a);
+            cs.h[t * h2 + i] = (real)cos(a);
+            sn.h[t * h2 + i] = (real)sin(a);
         }
-    struct t3 cs = make_real((size_t)T * h2, 1), sn = make_real((size_t)T * h2, 1);
-    memcpy(cs.h, ch, (size_t)T * h2 * sizeof(real));
-    memcpy(sn.h, sh, (size_t)T * h2 * sizeof(real));
     push(&cs);
     push(&sn);
-    for (int dir = -1; dir <= 1; dir += 2) {
-        struct t3 x = make((size_t)N * stride, 1);
-        C->rope(x.c, N, T, n_vec, hd, stride, cs.c, sn.c, dir);
-        G->rope(x.g, N, T, n_vec, hd, stride, cs.g, sn.g, dir);
-        SAME(x, ROUND1, dir > 0 ? "rope forward" : "rope transpose");
-        drop(&x);
-    }
-    drop(&cs), drop(&sn);
-    free(ch), free(sh);
-}
-
-static void rope(void)
-{
-    rope_at(2 * 37, 37, 6, 16, 3 * 48);     /* q and k of 3 heads of 16 */
-    rope_at(4 * 256, 256, 24, 64, 3 * 768); /* llama-130m's q|k|v rows */
-    rope_at(256, 256, 32, 128, 3 * 2048);
-}
-
-/* ---- attention ---- */
-static void attention_at(int B, int T, int nh, int hd)
-{
-    int d = nh * hd;
-    size_t n = (size_t)B * T * d;
     for (int fallback = 0; fallback <= 1; fallback++) {
         if (!fallback && !(hd % 16 == 0 && hd <= 128))
             continue;
         ops_cuda_fallback_attention(fallback);
         struct t3 qkv = make(3 * n, 1), dout = make(n, 1), out = poisoned(n),
                   dqkv = poisoned(3 * n);
-        real *sc = C->alloc(C->attn_state_size(B, T, nh)),
-             *sg = G->alloc(G->attn_state_size(B, T, nh));
-        C->attention_fwd(out.c, sc, qkv.c, B, T, nh, hd);
-        G->attention_fwd(out.g, sg, qkv.g, B, T, nh, hd);
+        real *sc = C->alloc(C->attn_state_size(B, T, nh, hd)),
+             *sg = G->alloc(G->attn_state_size(B, T, nh, hd));
+        C->attention_fwd(out.c, sc, qkv.c, cs.c, sn.c, B, T, nh, hd);
+        G->attention_fwd(out.g, sg, qkv.g, cs.g, sn.g, B, T, nh, hd);
         char what[96];
         snprintf(what, sizeof what, "attention_fwd %s B%d T%d h%d hd%d",
                  fallback ? "fallback" : "mma", B, T, nh, hd);
-        SAME(out, ROUND2, what);
+        SAME(out, ROUND3, what);
         /* the backward reads the forward's output; both sides get the same */
         G->download_act(out.h, out.g, n);
         push(&out);
-        C->attention_bwd(dqkv.c, dout.c, out.c, sc, qkv.c, B, T, nh, hd);
-        G->attention_bwd(dqkv.g, dout.g, out.g, sg, qkv.g, B, T, nh, hd);
+        C->attention_bwd(dqkv.c, dout.c, out.c, sc, qkv.c, cs.c, sn.c, B, T, nh, hd);
+        G->attention_bwd(dqkv.g, dout.g, out.g, sg, qkv.g, cs.g, sn.g, B, T, nh, hd);
         snprintf(what, sizeof what, "attention_bwd %s B%d T%d h%d hd%d",
                  fallback ? "fallback" : "mma", B, T, nh, hd);
-        SAME(dqkv, ROUND3, what);
+        SAME(dqkv, ROUND4, what);
         C->free(sc), G->free(sg);
         drop(&qkv), drop(&dout), drop(&out), drop(&dqkv);
     }
     ops_cuda_fallback_attention(0);
+    drop(&cs), drop(&sn);
 }
 
 static void attention(void)
@@ -483,7 +461,6 @@ int main(void)
     RUN(matmul);
     RUN(embedding);
     RUN(rmsnorm);
-    RUN(rope);
     RUN(attention);
     RUN(swiglu);
     RUN(elementwise);

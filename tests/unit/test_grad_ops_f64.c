@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/cpu.h"
 #include "kernels/ops.h"
 #include "tests/check.h"
 #include "trainer/rng.h"
@@ -175,63 +176,68 @@ static void test_rmsnorm(void)
     }
 }
 
-/* ---- rope: in place on the first n_vec vectors of each strided row ---- */
-enum { RP_T = 5, RP_HD = 6, RP_VEC = 3, RP_STRIDE = 20, RP_N = 10 };
+/* ---- rope (attention's helper): one head's rows, strided ---- */
+enum { RP_T = 5, RP_HD = 6, RP_LD = 20 };
+static void rope_tables(real *cs, real *sn, int T, int hd)
+{
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < hd / 2; i++) {
+            double a = t * pow(10000, -2.0 * i / hd);
+            cs[t * hd / 2 + i] = cos(a);
+            sn[t * hd / 2 + i] = sin(a);
+        }
+}
 struct rp { real *in, *work, *wt, *cos, *sin; };
 static double rp_loss(void *c)
 {
     struct rp *r = c;
-    memcpy(r->work, r->in, RP_N * RP_STRIDE * sizeof(real));
-    o->rope(AS(r->work), RP_N, RP_T, RP_VEC, RP_HD, RP_STRIDE, r->cos, r->sin, 1);
-    return weighted(r->work, r->wt, RP_N * RP_STRIDE);
+    cpu_rope_head(r->work, RP_HD, r->in, RP_LD, RP_T, RP_HD, r->cos, r->sin, 1);
+    return weighted(r->work, r->wt, RP_T * RP_HD);
 }
 static void test_rope(void)
 {
     struct rp r;
-    size_t n = RP_N * RP_STRIDE;
-    r.in = randn(n, 1); r.work = o->alloc(n); r.wt = randn(n, 1);
+    size_t n = RP_T * RP_LD;
+    r.in = randn(n, 1); r.work = o->alloc(RP_T * RP_HD); r.wt = randn(RP_T * RP_HD, 1);
     r.cos = o->alloc(RP_T * RP_HD / 2); r.sin = o->alloc(RP_T * RP_HD / 2);
-    for (int t = 0; t < RP_T; t++)
-        for (int i = 0; i < RP_HD / 2; i++) {
-            double a = t * pow(10000, -2.0 * i / RP_HD);
-            r.cos[t * RP_HD / 2 + i] = cos(a);
-            r.sin[t * RP_HD / 2 + i] = sin(a);
-        }
+    rope_tables(r.cos, r.sin, RP_T, RP_HD);
+    /* the transpose, from the packed weights back into the strided rows */
     real *din = o->alloc(n);
-    memcpy(din, r.wt, n * sizeof(real));
-    o->rope(AS(din), RP_N, RP_T, RP_VEC, RP_HD, RP_STRIDE, r.cos, r.sin, -1);
+    memset(din, 0, n * sizeof(real));
+    cpu_rope_head(din, RP_LD, r.wt, RP_HD, RP_T, RP_HD, r.cos, r.sin, -1);
     double err = fd_check(rp_loss, &r, r.in, din, n);
     CHECK(err < TOL, "din %g", err);
     /* rotate_half convention: position 0 is the identity; at position t the
-     * pair (i, i+hd/2) turns by t·θ^(−2i/hd); past n_vec·hd nothing moves */
+     * pair (i, i+hd/2) turns by t·θ^(−2i/hd) */
     rp_loss(&r);
     CHECK(r.work[0] == r.in[0] && r.work[5] == r.in[5], "position 0 unchanged");
-    size_t off = (size_t)8 * RP_STRIDE + RP_HD; /* row 8 (position 3), vector 1 */
     double a = 3 * pow(10000, -2.0 * 1 / RP_HD);
-    double want = r.in[off + 1] * cos(a) - r.in[off + 4] * sin(a);
-    CHECK(fabs(r.work[off + 1] - want) < 1e-12, "rotation of pair (1,4) at t=3: %g vs %g",
-          (double)r.work[off + 1], want);
-    CHECK(r.work[8 * RP_STRIDE + 19] == r.in[8 * RP_STRIDE + 19], "the row's tail untouched");
+    double want = r.in[3 * RP_LD + 1] * cos(a) - r.in[3 * RP_LD + 4] * sin(a);
+    CHECK(fabs(r.work[3 * RP_HD + 1] - want) < 1e-12, "rotation of pair (1,4) at t=3: %g vs %g",
+          (double)r.work[3 * RP_HD + 1], want);
     o->free(r.in); o->free(r.work); o->free(r.wt); o->free(r.cos); o->free(r.sin); o->free(din);
 }
 
-/* ---- attention on packed [q | k | v] rows ---- */
-struct at { int B, T, nh, hd; real *qkv, *out, *state, *wt; };
+/* ---- attention on packed [q | k | v] rows, q and k rotated inside ---- */
+struct at { int B, T, nh, hd; real *qkv, *out, *state, *wt, *cos, *sin; };
 static double at_loss(void *c)
 {
     struct at *a = c;
-    o->attention_fwd(AS(a->out), a->state, AS(a->qkv), a->B, a->T, a->nh, a->hd);
+    o->attention_fwd(AS(a->out), a->state, AS(a->qkv), a->cos, a->sin, a->B, a->T, a->nh, a->hd);
     return weighted(a->out, a->wt, (size_t)a->B * a->T * a->nh * a->hd);
 }
 static void test_attention(void)
 {
-    struct at a = {2, 5, 2, 3, NULL, NULL, NULL, NULL};
-    size_t n = 2 * 5 * 2 * 3;
+    struct at a = {2, 5, 2, 4, NULL, NULL, NULL, NULL, NULL, NULL};
+    size_t n = 2 * 5 * 2 * 4;
     a.qkv = randn(3 * n, 1); a.out = o->alloc(n);
-    a.wt = randn(n, 1); a.state = o->alloc(o->attn_state_size(a.B, a.T, a.nh));
+    a.wt = randn(n, 1); a.state = o->alloc(o->attn_state_size(a.B, a.T, a.nh, a.hd));
+    a.cos = o->alloc(a.T * a.hd / 2); a.sin = o->alloc(a.T * a.hd / 2);
+    rope_tables(a.cos, a.sin, a.T, a.hd);
     real *dqkv = o->alloc(3 * n);
     at_loss(&a);
-    o->attention_bwd(AS(dqkv), AS(a.wt), AS(a.out), a.state, AS(a.qkv), a.B, a.T, a.nh, a.hd);
+    o->attention_bwd(AS(dqkv), AS(a.wt), AS(a.out), a.state, AS(a.qkv), a.cos, a.sin, a.B, a.T,
+                     a.nh, a.hd);
     double err = fd_check(at_loss, &a, a.qkv, dqkv, 3 * n);
     CHECK(err < TOL, "dqkv %g", err);
     /* causal: the first position attends only to itself, so its output is its own v */
@@ -239,7 +245,20 @@ static void test_attention(void)
     int d = a.nh * a.hd;
     CHECK(fabs(a.out[0] - a.qkv[2 * d]) < 1e-14 && fabs(a.out[3] - a.qkv[2 * d + 3]) < 1e-14,
           "causal mask");
+    /* the rotation reaches the scores: with the tables of position 0 at
+     * every position (no rotation) the output differs */
+    real *keep = o->alloc(n);
+    memcpy(keep, a.out, n * sizeof(real));
+    for (int t = 1; t < a.T; t++)
+        for (int i = 0; i < a.hd / 2; i++) {
+            a.cos[t * a.hd / 2 + i] = 1;
+            a.sin[t * a.hd / 2 + i] = 0;
+        }
+    at_loss(&a);
+    CHECK(max_diff(keep, a.out, n) > 1e-3, "rotation changes the output: %g",
+          max_diff(keep, a.out, n));
     o->free(a.qkv); o->free(a.out); o->free(a.wt); o->free(a.state); o->free(dqkv);
+    o->free(a.cos); o->free(a.sin); o->free(keep);
 }
 
 /* ---- swiglu on [gate | up] rows ---- */

@@ -149,35 +149,27 @@ static void r_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, cons
          {.i = N}, {.i = d}, {.r = s_in}, {.r = s_out}, {.c = res}, {.r = b});
 }
 
-static void run_rope(const union arg *a)
-{
-    ops_cpu.rope(a[0].p, a[1].i, a[2].i, a[3].i, a[4].i, a[5].i, a[6].c, a[7].c, a[8].i);
-}
-static void r_rope(act *x, int N, int T, int n_vec, int hd, int stride, const real *cs,
-                   const real *sn, int dir)
-{
-    CALL(run_rope, {.p = x}, {.i = N}, {.i = T}, {.i = n_vec}, {.i = hd}, {.i = stride}, {.c = cs},
-         {.c = sn}, {.i = dir});
-}
-
 static void run_attention_fwd(const union arg *a)
 {
-    ops_cpu.attention_fwd(a[0].p, a[1].p, a[2].c, a[3].i, a[4].i, a[5].i, a[6].i);
+    ops_cpu.attention_fwd(a[0].p, a[1].p, a[2].c, a[3].c, a[4].c, a[5].i, a[6].i, a[7].i, a[8].i);
 }
-static void r_attention_fwd(act *out, real *state, const act *qkv, int B, int T, int nh, int hd)
+static void r_attention_fwd(act *out, real *state, const act *qkv, const real *cs, const real *sn,
+                            int B, int T, int nh, int hd)
 {
-    CALL(run_attention_fwd, {.p = out}, {.p = state}, {.c = qkv}, {.i = B}, {.i = T}, {.i = nh},
-         {.i = hd});
+    CALL(run_attention_fwd, {.p = out}, {.p = state}, {.c = qkv}, {.c = cs}, {.c = sn}, {.i = B},
+         {.i = T}, {.i = nh}, {.i = hd});
 }
 static void run_attention_bwd(const union arg *a)
 {
-    ops_cpu.attention_bwd(a[0].p, a[1].c, a[2].c, a[3].p, a[4].c, a[5].i, a[6].i, a[7].i, a[8].i);
+    ops_cpu.attention_bwd(a[0].p, a[1].c, a[2].c, a[3].p, a[4].c, a[5].c, a[6].c, a[7].i, a[8].i,
+                          a[9].i, a[10].i);
 }
 static void r_attention_bwd(act *dqkv, const act *dout, const act *out, real *state,
-                            const act *qkv, int B, int T, int nh, int hd)
+                            const act *qkv, const real *cs, const real *sn, int B, int T, int nh,
+                            int hd)
 {
     CALL(run_attention_bwd, {.p = dqkv}, {.c = dout}, {.c = out}, {.p = state}, {.c = qkv},
-         {.i = B}, {.i = T}, {.i = nh}, {.i = hd});
+         {.c = cs}, {.c = sn}, {.i = B}, {.i = T}, {.i = nh}, {.i = hd});
 }
 
 static void run_swiglu_fwd(const union arg *a) { ops_cpu.swiglu_fwd(a[0].p, a[1].c, a[2].i, a[3].i); }
@@ -324,7 +316,7 @@ static struct ops recording_ops(void)
     o.matmul_fwd = r_matmul_fwd, o.matmul_bwd = r_matmul_bwd;
     o.embedding_fwd = r_embedding_fwd, o.embedding_bwd = r_embedding_bwd;
     o.rmsnorm_fwd = r_rmsnorm_fwd;
-    o.rmsnorm_bwd = r_rmsnorm_bwd, o.rope = r_rope;
+    o.rmsnorm_bwd = r_rmsnorm_bwd;
     o.attention_fwd = r_attention_fwd, o.attention_bwd = r_attention_bwd;
     o.swiglu_fwd = r_swiglu_fwd, o.swiglu_bwd = r_swiglu_bwd, o.axpby = r_axpby;
     o.chscale_fwd = r_chscale_fwd, o.chscale_bwd = r_chscale_bwd;
