@@ -525,12 +525,27 @@ __global__ void __launch_bounds__(WARPS * 32)
     store_rows<HD>(dkb + d, ld, dv, j0, T, 1.0f, 1.0f, t);
 }
 
+/* Whether this head size's kernels were allowed their shared memory on the
+ * current device yet (past 48 KiB it must be asked for): asked once, at a
+ * shape's first micro-batch, which runs before any recording (graph.cu),
+ * so a recorded step holds launches only. */
+static bool smem_allowed(int *known_dev, const char *op)
+{
+    int dev = 0;
+    CUDA_CHECK(op, cudaGetDevice(&dev));
+    if (*known_dev == dev)
+        return true;
+    *known_dev = dev;
+    return false;
+}
+
 template <int HD>
 void fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cosv, const float *sinv, int B, int T,
          int nh)
 {
+    static int known_dev = -1;
     size_t smem = 3 * TILE * (HD + 8) * sizeof(bf16);
-    if (smem > 48 * 1024)
+    if (smem > 48 * 1024 && !smem_allowed(&known_dev, "attention_fwd"))
         CUDA_CHECK("attention_fwd",
                    cudaFuncSetAttribute(fa_fwd_kernel<HD>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
@@ -544,8 +559,9 @@ template <int HD>
 void bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse, float *D,
          const bf16 *qkv, const float *cosv, const float *sinv, int B, int T, int nh)
 {
+    static int known_dev = -1;
     size_t smem = 4 * TILE * (HD + 8) * sizeof(bf16) + 2 * TILE * sizeof(float);
-    if (smem > 48 * 1024) {
+    if (smem > 48 * 1024 && !smem_allowed(&known_dev, "attention_bwd")) {
         CUDA_CHECK("attention_bwd",
                    cudaFuncSetAttribute(fa_bwd_dq_kernel<HD>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
