@@ -7,9 +7,12 @@ deviation over the seeds), their paired difference at equal seeds with its
 last tenth of its training, the ratio of the last block's out_var to the
 first's, and the mean perplexity drop when one of the deepest half of the
 blocks is removed; then the other variants' perplexities by depth. The
-numbers are the report's; this only lays them out.
+numbers are the report's; this only lays them out. Several folders (the
+sweeps of one setting at different depths, such as cpu-3200-shallow,
+cpu-3200 and cpu-3200-deep) make one table, each depth from the first
+folder that has it.
 
-usage: studies/depth/table.py DIR    (e.g. studies/depth/gpu)
+usage: studies/depth/table.py DIR...    (e.g. studies/depth/gpu)
 """
 import csv
 import os
@@ -67,27 +70,41 @@ def settings(summary):
     return out
 
 
-def main(folder):
-    comparisons = rows(folder, "comparisons.csv")
-    cells = {r["group"]: r for r in rows(folder, "table1.csv")}
-    by_setting = settings(rows(folder, "depth_summary.csv"))
-    for setting, summary in by_setting.items():
+class Report:
+    """One folder's comparisons and cells, which its summary rows' groups name."""
+
+    def __init__(self, folder):
+        self.comparisons = rows(folder, "comparisons.csv")
+        self.cells = {r["group"]: r for r in rows(folder, "table1.csv")}
+        self.summary = rows(folder, "depth_summary.csv")
+
+
+def main(folders):
+    by_setting = {}
+    for folder in folders:
+        report = Report(folder)
+        for setting, summary in settings(report.summary).items():
+            merged = by_setting.setdefault(setting, {})
+            for r in summary:
+                merged.setdefault((int(r["layers"]), r["norm"]), (r, report))
+    for setting, by in by_setting.items():
         if len(by_setting) > 1:
             print(f"\n{', '.join(setting)}:\n")
-        table(summary, comparisons, cells)
+        table(by)
 
 
-def table(summary, comparisons, cells):
-    by = {(int(r["layers"]), r["norm"]): r for r in summary}
+def table(by):
+    """by: (depth, norm) → (summary row, its report)"""
     depths = sorted({L for L, _ in by})
     print("| L | Pre-LN eval ppl | LNS | Pre-LN − LNS, paired [95 % CI] | last tenth, Pre-LN | LNS "
           "| out_var block L / block 1, Pre-LN | LNS | mean ΔP (ppl) of the deepest half, Pre-LN | LNS |")
     print("|---" * 10 + "|")
     for L in depths:
-        pre, lns = by.get((L, "pre")), by.get((L, "lns"))
-        if not pre or not lns:
+        if (L, "pre") not in by or (L, "lns") not in by:
             continue
-        print(f"| {L} | {ppl(pre)} | {ppl(lns)} | {paired(comparisons, pre['group'], lns['group'])} "
+        (pre, report), (lns, other) = by[(L, "pre")], by[(L, "lns")]
+        diff = paired(report.comparisons, pre["group"], lns["group"]) if report is other else "—"
+        print(f"| {L} | {ppl(pre)} | {ppl(lns)} | {diff} "
               f"| {tail(pre)} | {tail(lns)} "
               f"| {fmt(num(pre['out_var_ratio_last_first']))} | {fmt(num(lns['out_var_ratio_last_first']))} "
               f"| {fmt(num(pre['deep_half_delta_ppl']))} | {fmt(num(lns['deep_half_delta_ppl']))} |")
@@ -95,10 +112,10 @@ def table(summary, comparisons, cells):
     for norm in others:
         parts = []
         for L in depths:
-            r = by.get((L, norm))
-            if not r:
+            if (L, norm) not in by:
                 continue
-            c = cells.get(r["group"], {})
+            r, report = by[(L, norm)]
+            c = report.cells.get(r["group"], {})
             lost = [f"{c[k]} {k}" for k in ("diverged", "unfinished", "failed") if c.get(k, "0") not in ("", "0")]
             parts.append(f"L = {L}: {ppl(r)}" + (f", {', '.join(lost)}" if lost else "")
                          + f", out_var ratio {fmt(num(r['out_var_ratio_last_first']))}")
@@ -106,6 +123,6 @@ def table(summary, comparisons, cells):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: studies/depth/table.py DIR")
-    main(sys.argv[1])
+    if len(sys.argv) < 2:
+        sys.exit("usage: studies/depth/table.py DIR...")
+    main(sys.argv[1:])
