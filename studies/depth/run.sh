@@ -29,10 +29,11 @@ key=depth-$target-$( (cat "$base"; echo "${grid[*]}") | sha256sum | cut -c1-16)
 sid=$("$COD" sweep "$base" --grid "${grid[@]}" --idempotency-key "$key" --json |
     grep -o '"id": *[0-9]*' | head -1 | grep -o '[0-9]*$')
 echo "depth study: sweep $sid ($base, ${grid[*]})"
-# On the CPU, Post-LN and Mix-LN run one seed: their other cells are
-# cancelled while still queued (the report counts them as cancelled), which
-# keeps the study to about three hours on two cores.
-if [ "$target" = cpu ]; then
+# On the CPU, the whole grid's Post-LN and Mix-LN run one seed: their other
+# cells are cancelled while still queued (the report counts them as
+# cancelled), which keeps the study to about three hours on two cores. A
+# GRID given is run as given.
+if [ "$target" = cpu ] && [ -z "${GRID:-}" ]; then
     ids=$("$COD" ls --sweep "$sid" --state queued --all --json |
         grep -o '"id": *[0-9]*, *"name": *"depth-[23]-\(post\|mixln\)-' | grep -o '^"id": *[0-9]*' | grep -o '[0-9]*$' || true)
     # shellcheck disable=SC2086
