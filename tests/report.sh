@@ -63,6 +63,22 @@ pre2=$(awk -F, 'NR > 1 && $2 ~ /^0\.003/ && $3 == 2 && $4 == "pre" { printf "%.2
 check "studies/depth/table.py: a table per lr, Pre-LN's perplexity at L = 2 as the report has it ($pre2)" \
     bash -c "[ \$(grep -c '^train.lr=' '$t/table.md') = 2 ] && grep -q '^| 2 | $pre2 ± ' '$t/table.md' &&
              [ \$(grep -c '^| [23] | ' '$t/table.md') = 4 ]"
+# the depth study's pairing across report folders (studies/depth/pair.py)
+# gives, for the cells of one folder, the report's own paired comparisons
+python3 studies/depth/pair.py pre lns "$t/report" > "$t/pair.txt"
+python3 - "$t/report/comparisons.csv" > "$t/pair_want.txt" <<'PY'
+import csv, sys
+for c in csv.DictReader(open(sys.argv[1])):
+    if c["differs"] != "norm" or c["mean_diff"] == "":
+        continue
+    sign = 1 if c["a_label"].startswith("Pre-LN") else -1
+    lo, hi = sorted(sign * float(c[k]) for k in ("ci95_lo", "ci95_hi"))
+    print(f"{sign * float(c['mean_diff']):+.3f} [{lo:+.3f}, {hi:+.3f}], p = {float(c['p']):.2g}")
+PY
+check "studies/depth/pair.py: the report's paired comparisons ($(tr '\n' ';' < "$t/pair_want.txt")), the diverged lr's seeds left out" \
+    bash -c "[ \$(wc -l < '$t/pair_want.txt') = 2 ] && [ \$(grep -c 'pre − lns: [-+]' '$t/pair.txt') = 2 ] &&
+             while read -r want; do grep -qF \"pre − lns: \$want,\" '$t/pair.txt' || exit 1; done < '$t/pair_want.txt' &&
+             [ \$(grep -c 'too few to test; seeds 1, 2, 3 left out' '$t/pair.txt') = 2 ]"
 code=$(req GET "/v1/sweeps/$sid/series")
 check "GET /v1/sweeps/ID/series without a name: 400 naming it" bash -c "[ $code = 400 ] && grep -q '\"field\":\"name\"' '$t/body'"
 
