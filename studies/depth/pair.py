@@ -8,7 +8,8 @@ way the report does within one: finished runs only (a diverged or unfinished
 replicate is left out and counted), the difference A − B of the final eval
 perplexity per seed, and a two-sided paired t-test on those differences
 (n − 1 degrees of freedom) with its 95 % interval. Cells pair when every
-grid key the folders share but the norm and the seed is equal.
+grid key but the norm and the seed is equal (a key one folder's grid lacks
+counts as its base value, and pairs only with the same lack).
 
 usage: studies/depth/pair.py A B DIR...    (e.g. mixln pre studies/depth/cpu-3200 studies/depth/cpu-3200-rivals-24)
 """
@@ -69,21 +70,19 @@ def t_critical(p, df):
 
 
 def load(folders):
-    """cells by (setting, norm, seed); the setting is the grid keys all the
-    folders have, the norm and seed aside."""
+    """cells by (setting, norm, seed); the setting is every grid key of any
+    folder, the norm and seed aside. A folder whose grid lacks a key ran it
+    at its base's value, which its cells.csv does not say: "base", so that
+    its cells pair only with those of folders that left the key alone too."""
     tables = []
     for folder in folders:
         with open(os.path.join(folder, "cells.csv"), newline="") as f:
             tables.append(list(csv.DictReader(f)))
-    shared = None
-    for t in tables:
-        keys = {k for k in (t[0].keys() if t else ()) if k not in NOT_KEYS}
-        shared = keys if shared is None else shared & keys
-    shared = sorted(shared or ())
+    keys = sorted({k for t in tables for r in t[:1] for k in r if k not in NOT_KEYS})
     cells = {}
     for t in tables:
         for r in t:
-            setting = tuple(f"{k}={r[k]}" for k in shared)
+            setting = tuple(f"{k}={r.get(k, 'base')}" for k in keys)
             cells.setdefault((setting, r["norm"], r["seed"]), r)
     return cells
 
