@@ -19,10 +19,6 @@ import os
 import statistics
 import sys
 
-NOT_KEYS = {"experiment", "group", "norm", "seed", "state", "diverged", "step",
-            "eval_ppl", "eval_loss", "reason"}
-
-
 def beta_cf(a, b, x):
     """The regularized incomplete beta's continued fraction (modified Lentz)."""
     tiny = 1e-300
@@ -78,7 +74,9 @@ def load(folders):
     for folder in folders:
         with open(os.path.join(folder, "cells.csv"), newline="") as f:
             tables.append(list(csv.DictReader(f)))
-    keys = sorted({k for t in tables for r in t[:1] for k in r if k not in NOT_KEYS})
+    # cells.csv: experiment, group, the grid's keys, then seed, state, ...
+    keys = sorted({k for t in tables for r in t[:1] for k in list(r)[2:list(r).index("seed")]
+                   if k != "norm"})
     cells = {}
     for t in tables:
         for r in t:
@@ -105,7 +103,7 @@ def main(a, b, folders):
     out = 0
     for setting in settings:
         seeds = sorted({seed for s, n, seed in cells if s == setting and n in (a, b)},
-                       key=lambda v: (len(v), v))
+                       key=order)
         diffs, left = [], []
         for seed in seeds:
             ra, rb = cells.get((setting, a, seed)), cells.get((setting, b, seed))
@@ -127,9 +125,9 @@ def main(a, b, folders):
         n, mean, sd = len(d), statistics.mean(d), statistics.stdev(d)
         se = sd / math.sqrt(n)
         if se == 0:
-            t, p, lo, hi = (0.0 if mean == 0 else math.copysign(math.inf, mean)), (1.0 if mean == 0 else 0.0), mean, mean
+            p, lo, hi = (1.0 if mean == 0 else 0.0), mean, mean
         else:
-            t, p = mean / se, t_two_sided(mean / se, n - 1)
+            p = t_two_sided(mean / se, n - 1)
             half = t_critical(0.05, n - 1) * se
             lo, hi = mean - half, mean + half
         reading = "within seed noise" if p >= 0.05 else (f"{a} lower" if mean < 0 else f"{b} lower")
