@@ -79,6 +79,23 @@ check "studies/depth/pair.py: the report's paired comparisons ($(tr '\n' ';' < "
     bash -c "[ \$(wc -l < '$t/pair_want.txt') = 2 ] && [ \$(grep -c 'pre − lns: [-+]' '$t/pair.txt') = 2 ] &&
              while read -r want; do grep -qF \"pre − lns: \$want,\" '$t/pair.txt' || exit 1; done < '$t/pair_want.txt' &&
              [ \$(grep -c 'too few to test; seeds 1, 2, 3 left out' '$t/pair.txt') = 2 ]"
+# a side that fixes a key pairs across that key's values: the lr left out of
+# the setting, 3e-3 matching the cells' 0.003, 1e30 picking the diverged runs
+python3 studies/depth/pair.py pre:train.lr=3e-3 lns:train.lr=3e-3 "$t/report" > "$t/pair_fixed.txt"
+python3 studies/depth/pair.py lns:train.lr=1e30 pre:train.lr=0.003 "$t/report" > "$t/pair_cross.txt"
+check "studies/depth/pair.py NORM:KEY=VALUE: the same pairs without the key in the setting; across lrs, the diverged side's seeds left out" \
+    bash -c "[ \$(wc -l < '$t/pair_fixed.txt') = 2 ] && ! grep -q train.lr=0 '$t/pair_fixed.txt' &&
+             while read -r want; do grep -qF \"pre:train.lr=3e-3 − lns:train.lr=3e-3: \$want,\" '$t/pair_fixed.txt' || exit 1; done < '$t/pair_want.txt' &&
+             [ \$(grep -c '^model.n_layers=[23]: lns:train.lr=1e30 − pre:train.lr=0.003: 0 pair(s), too few to test; seeds 1, 2, 3 left out' '$t/pair_cross.txt') = 2 ]"
+python3 studies/depth/pair.py pre:train.lr lns "$t/report" 2> "$t/pair_err.txt"; rc=$?
+check "studies/depth/pair.py: a side's key without a value refused, naming it" \
+    bash -c "[ $rc != 0 ] && grep -q \"'train.lr' in 'pre:train.lr' is not KEY=VALUE\" '$t/pair_err.txt'"
+# a folder that ran LNS alone still gets its rows, Pre-LN's columns empty
+mkdir -p "$t/lns-only" && cp "$t/report"/*.csv "$t/lns-only/" &&
+    awk -F, 'NR == 1 || $4 != "pre"' "$t/report/depth_summary.csv" > "$t/lns-only/depth_summary.csv"
+python3 studies/depth/table.py "$t/lns-only" > "$t/table_lns.md"
+check "studies/depth/table.py: LNS alone, a row per depth and lr with Pre-LN's columns empty" \
+    test "$(grep -c '^| [23] | — | [0-9.]* ± [0-9.]* (n=3) | — | ' "$t/table_lns.md")" = 2
 code=$(req GET "/v1/sweeps/$sid/series")
 check "GET /v1/sweeps/ID/series without a name: 400 naming it" bash -c "[ $code = 400 ] && grep -q '\"field\":\"name\"' '$t/body'"
 

@@ -11,6 +11,13 @@ perplexity per seed, and a two-sided paired t-test on those differences
 grid key but the norm and the seed is equal (a key one folder's grid lacks
 counts as its base value, and pairs only with the same lack).
 
+A side may also fix keys, NORM:KEY=VALUE[,KEY=VALUE]: its cells are those
+runs of NORM with those values (numbers compared as numbers; "base" is a
+folder whose grid left the key alone), and the keys fixed on either side
+are left out of the pairing. So each variant at its own learning rate:
+lns:train.lr=6e-3 pre:train.lr=base pairs LNS at 6e-3 with Pre-LN at the
+base's rate, seed by seed, at every depth both have.
+
 usage: studies/depth/pair.py A B DIR...    (e.g. mixln pre studies/depth/cpu-3200 studies/depth/cpu-3200-rivals-24)
 """
 import csv
@@ -66,10 +73,11 @@ def t_critical(p, df):
 
 
 def load(folders):
-    """cells by (setting, norm, seed); the setting is every grid key of any
-    folder, the norm and seed aside. A folder whose grid lacks a key ran it
-    at its base's value, which its cells.csv does not say: "base", so that
-    its cells pair only with those of folders that left the key alone too."""
+    """Every run as (its grid keys' values, its row); the keys are every grid
+    key of any folder, the norm and seed aside. A folder whose grid lacks a
+    key ran it at its base's value, which its cells.csv does not say: "base",
+    so that its cells pair only with those of folders that left the key
+    alone too."""
     tables = []
     for folder in folders:
         with open(os.path.join(folder, "cells.csv"), newline="") as f:
@@ -77,12 +85,39 @@ def load(folders):
     # cells.csv: experiment, group, the grid's keys, then seed, state, ...
     keys = sorted({k for t in tables for r in t[:1] for k in list(r)[2:list(r).index("seed")]
                    if k != "norm"})
-    cells = {}
-    for t in tables:
-        for r in t:
-            setting = tuple(f"{k}={r.get(k, 'base')}" for k in keys)
-            cells.setdefault((setting, r["norm"], r["seed"]), r)
-    return cells
+    return keys, [({k: r.get(k, "base") for k in keys}, r) for t in tables for r in t]
+
+
+def side(arg):
+    """NORM or NORM:KEY=VALUE,...: the norm and the keys it fixes."""
+    norm, _, rest = arg.partition(":")
+    if not norm:
+        sys.exit(f"pair: '{arg}' names no norm (a side is NORM or NORM:KEY=VALUE,...)")
+    fixed = {}
+    for item in rest.split(",") if rest else []:
+        k, eq, v = item.partition("=")
+        if not (k and eq and v):
+            sys.exit(f"pair: '{item}' in '{arg}' is not KEY=VALUE (a side is NORM or NORM:KEY=VALUE,...)")
+        fixed[k] = v
+    return norm, fixed
+
+
+def same(a, b):
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return a == b
+
+
+def pick(keys, runs, norm, fixed, free):
+    """One side's runs by (setting, seed), the setting its keys but the free
+    ones; the first folder's run where two have the same."""
+    out = {}
+    for values, r in runs:
+        if r["norm"] == norm and all(same(values.get(k, "base"), v) for k, v in fixed.items()):
+            setting = tuple(f"{k}={values[k]}" for k in keys if k not in free)
+            out.setdefault((setting, r["seed"]), r)
+    return out
 
 
 def order(value):
@@ -98,15 +133,18 @@ def finished(r):
 
 
 def main(a, b, folders):
-    cells = load(folders)
-    settings = sorted({s for s, _, _ in cells}, key=lambda s: [order(k.split("=", 1)[1]) for k in s])
+    (na, fa), (nb, fb) = side(a), side(b)
+    keys, runs = load(folders)
+    free = set(fa) | set(fb)
+    cells_a, cells_b = pick(keys, runs, na, fa, free), pick(keys, runs, nb, fb, free)
+    settings = sorted({s for s, _ in cells_a} | {s for s, _ in cells_b},
+                      key=lambda s: [order(k.split("=", 1)[1]) for k in s])
     out = 0
     for setting in settings:
-        seeds = sorted({seed for s, n, seed in cells if s == setting and n in (a, b)},
-                       key=order)
+        seeds = sorted({seed for s, seed in list(cells_a) + list(cells_b) if s == setting}, key=order)
         diffs, left = [], []
         for seed in seeds:
-            ra, rb = cells.get((setting, a, seed)), cells.get((setting, b, seed))
+            ra, rb = cells_a.get((setting, seed)), cells_b.get((setting, seed))
             if ra is None or rb is None:
                 continue
             if finished(ra) and finished(rb):

@@ -6,7 +6,8 @@ deviation over the seeds), their paired difference at equal seeds with its
 95 % interval and p, how much each group's perplexity still moved over the
 last tenth of its training, the ratio of the last block's out_var to the
 first's, and the mean perplexity drop when one of the deepest half of the
-blocks is removed; then the other variants' perplexities by depth. The
+blocks is removed ("—" for a variant the sweep did not run at that depth);
+then the other variants' perplexities by depth. The
 numbers are the report's; this only lays them out. Several folders (the
 sweeps of one setting at different depths, such as cpu-3200-shallow,
 cpu-3200 and cpu-3200-deep) make one table, each depth from the first
@@ -100,14 +101,19 @@ def table(by):
           "| out_var block L / block 1, Pre-LN | LNS | mean ΔP (ppl) of the deepest half, Pre-LN | LNS |")
     print("|---" * 10 + "|")
     for L in depths:
-        if (L, "pre") not in by or (L, "lns") not in by:
+        pre, lns = by.get((L, "pre")), by.get((L, "lns"))
+        if pre is None and lns is None:
             continue
-        (pre, report), (lns, other) = by[(L, "pre")], by[(L, "lns")]
-        diff = paired(report.comparisons, pre["group"], lns["group"]) if report is other else "—"
-        print(f"| {L} | {ppl(pre)} | {ppl(lns)} | {diff} "
-              f"| {tail(pre)} | {tail(lns)} "
-              f"| {fmt(num(pre['out_var_ratio_last_first']))} | {fmt(num(lns['out_var_ratio_last_first']))} "
-              f"| {fmt(num(pre['deep_half_delta_ppl']))} | {fmt(num(lns['deep_half_delta_ppl']))} |")
+        diff = (paired(pre[1].comparisons, pre[0]["group"], lns[0]["group"])
+                if pre and lns and pre[1] is lns[1] else "—")
+        # a depth one of the two did not run (a follow-up of LNS alone) shows "—" for it
+        both = [r[0] if r else None for r in (pre, lns)]
+        ppls = [ppl(r) if r else "—" for r in both]
+        tails = [tail(r) if r else "—" for r in both]
+        ratios = [fmt(num(r["out_var_ratio_last_first"])) if r else "—" for r in both]
+        pruned = [fmt(num(r["deep_half_delta_ppl"])) if r else "—" for r in both]
+        print(f"| {L} | {ppls[0]} | {ppls[1]} | {diff} | {tails[0]} | {tails[1]} "
+              f"| {ratios[0]} | {ratios[1]} | {pruned[0]} | {pruned[1]} |")
     others = sorted({norm for _, norm in by} - {"pre", "lns"})
     for norm in others:
         parts = []
