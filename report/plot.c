@@ -89,6 +89,34 @@ static void tick_label(FILE *f, const struct axis *a, double t)
 static double px_x(const struct axis *a, double v) { return LEFT + axis_pos(a, v) * PLOT_W; }
 static double px_y(const struct axis *a, double v) { return TOP + (1 - axis_pos(a, v)) * PLOT_H; }
 
+/* The width a title may take, from the plot's left edge to the panel's. */
+#define TITLE_W (W - LEFT - 6)
+
+/* Helvetica's mean advance is about 0.58 of the font size over the
+ * letters, digits and punctuation of a title: close enough to tell one
+ * that would run past the panel. */
+static double text_width(const char *s, double size)
+{
+    long chars = 0;
+    for (; *s; s++)
+        chars += ((unsigned char)*s & 0xC0) != 0x80;
+    return 0.58 * size * (double)chars;
+}
+
+/* One line of the title: s[0..n) at height y, pressed into TITLE_W
+ * (textLength) should it still be wider. */
+static void title_line(FILE *f, const char *s, size_t n, int y, int size, const char *weight)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), s);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"%d\" font-weight=\"%s\"", LEFT, y, size, weight);
+    if (text_width(line, size) > TITLE_W)
+        fprintf(f, " textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\"", TITLE_W);
+    fputc('>', f);
+    text_html(f, line);
+    fputs("</text>\n", f);
+}
+
 static void frame(FILE *f, const char *figure, const char *title, int series, long points)
 {
     fprintf(f, "<svg class=\"figure\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\""
@@ -97,9 +125,18 @@ static void frame(FILE *f, const char *figure, const char *title, int series, lo
     fprintf(f, "\" data-series=\"%d\" data-points=\"%ld\" font-family=\"Helvetica, Arial, sans-serif\""
                " font-size=\"11\">\n<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n",
             series, points, W, H);
-    fprintf(f, "<text x=\"%d\" y=\"18\" font-size=\"13\" font-weight=\"bold\">", LEFT);
-    text_html(f, title);
-    fputs("</text>\n", f);
+    /* the figure's own title, then the setting after its last " — " on a
+     * second line when the two would not fit on one */
+    const char *dash = NULL;
+    for (const char *p = strstr(title, " — "); p; p = strstr(p + 1, " — "))
+        dash = p;
+    if (!dash || text_width(title, 13) <= TITLE_W) {
+        title_line(f, title, strlen(title), 18, 13, "bold");
+        return;
+    }
+    title_line(f, title, (size_t)(dash - title), 14, 13, "bold");
+    const char *rest = dash + strlen(" — ");
+    title_line(f, rest, strlen(rest), 28, 11, "normal");
 }
 
 static void axes(FILE *f, const struct axis *x, const struct axis *y, const char *xlabel,

@@ -210,6 +210,19 @@ async function browserChecks() {
     check('angular heat maps: one per group that did not diverge (4), a row per block',
       maps.length === 4 && maps.every((m) => m.series === Number(/n_layers=(\d+)/.exec(m.f)[1]) && m.points > 0),
       JSON.stringify(maps));
+    // measured as Chromium lays the text out: a title or label that runs
+    // past its figure's edge is clipped in the page and in a paper
+    const clipped = await b.evaluate(`[...document.querySelectorAll('svg.figure')].flatMap((s) => {
+      const w = s.viewBox.baseVal.width, h = s.viewBox.baseVal.height;
+      return [...s.querySelectorAll('text')].filter((t) => {
+        const r = t.getBBox(), m = t.getCTM(), sm = s.getCTM().inverse().multiply(m);
+        const xs = [r.x, r.x + r.width].flatMap((x) => [r.y, r.y + r.height].map((y) =>
+          new DOMPoint(x, y).matrixTransform(sm)));
+        return xs.some((p) => p.x < -0.5 || p.x > w + 0.5 || p.y < -0.5 || p.y > h + 0.5);
+      }).map((t) => s.dataset.figure + ': ' + t.textContent);
+    })`);
+    check('every figure\'s title and labels lie within its panel', figs.length > 0 && clipped.length === 0,
+      clipped.slice(0, 4).join(' | '));
     const external = await b.evaluate(`(() => {
       const refs = [...document.querySelectorAll('[src], link, script, img, iframe, object, embed')].length;
       const net = [...document.querySelectorAll('[href]')].filter((e) => /^(https?:|\\/\\/)/.test(e.getAttribute('href'))).length;
