@@ -78,9 +78,10 @@ cat <<EOF
 
 What this scale shows: Pre-LN's out_var grows block after block and LNS
 holds it flatter, the variance half of the Curse of Depth; what it cannot
-show is Pre-LN's deep blocks going idle or LNS winning in perplexity, which
-the depth study (studies/depth, bench/RESULTS.md) found at no depth up to
-48 at this width and length, where LNS's damped deep blocks are the idle ones.
+show is Pre-LN's deep blocks going idle or LNS beating Pre-LN at its best
+learning rate, which the depth study (studies/depth, bench/RESULTS.md) found
+at no depth up to 48 at this width and length, where LNS's damped deep blocks
+are the idle ones.
 
 demo: the server keeps running (pid $(cat "$d/server.pid")):
   dashboard   $B/
