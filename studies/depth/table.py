@@ -108,10 +108,12 @@ def table(by):
                 if pre and lns and pre[1] is lns[1] else "—")
         # a depth one of the two did not run (a follow-up of LNS alone) shows "—" for it
         both = [r[0] if r else None for r in (pre, lns)]
-        ppls = [ppl(r) if r else "—" for r in both]
-        tails = [tail(r) if r else "—" for r in both]
-        ratios = [fmt(num(r["out_var_ratio_last_first"])) if r else "—" for r in both]
-        pruned = [fmt(num(r["deep_half_delta_ppl"])) if r else "—" for r in both]
+
+        def cols(f):
+            return [f(r) if r else "—" for r in both]
+        ppls, tails = cols(ppl), cols(tail)
+        ratios = cols(lambda r: fmt(num(r["out_var_ratio_last_first"])))
+        pruned = cols(lambda r: fmt(num(r["deep_half_delta_ppl"])))
         print(f"| {L} | {ppls[0]} | {ppls[1]} | {diff} | {tails[0]} | {tails[1]} "
               f"| {ratios[0]} | {ratios[1]} | {pruned[0]} | {pruned[1]} |")
     others = sorted({norm for _, norm in by} - {"pre", "lns"})
