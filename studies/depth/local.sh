@@ -13,13 +13,17 @@
 #                                tests/gpu/bundle.sh) when there is one, else
 #                                built here (nvcc and the corpus needed)
 # COD_BIN names the directory of cod-server, cod-worker and cod (default
-# bin/, or the bundle's).
+# bin/, or the bundle's); STUDY_DIR the study's state: its database, the
+# logs, the workers' checkpoints (default var/study-depth-TARGET). Stopped
+# by a signal (INT, TERM), it stops the workers, whose runs go back to the
+# queue, then the server, and exits 130.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-}
 [ "$target" = cpu ] || [ "$target" = gpu ] || { echo "usage: studies/depth/local.sh cpu|gpu" >&2; exit 2; }
-d=$PWD/var/study-depth-$target
+d=${STUDY_DIR:-var/study-depth-$target}
 mkdir -p "$d"
+d=$(cd "$d" && pwd)
 if [ "$target" = gpu ]; then
     # the machine's CUDA libraries on LD_LIBRARY_PATH, and the bundle unpacked
     . tests/gpu/bundle_env.sh
@@ -46,11 +50,13 @@ for p in cod-server cod-worker cod; do
     [ -x "$BIN/$p" ] || { echo "study: $BIN/$p is missing" >&2; exit 1; }
 done
 
-pids=() server=
-# the workers first, while the server can still take back their runs
-# (released, no attempt spent, queued at once for the next start), then it
+pids=() server='' runner=''
+# the waiting script, then the workers while the server can still take
+# back their runs (released, no attempt spent, queued at once for the next
+# start), then the server
 stop() {
     local p
+    [ -z "$runner" ] || { kill -TERM "$runner" 2>/dev/null; wait "$runner" 2>/dev/null; } || true
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     [ -z "$server" ] || { kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null; } || true
@@ -71,5 +77,10 @@ for i in $(seq "$workers"); do
 done
 echo "study: cod-server $COD_SERVER, $workers $device worker(s); logs in $d"
 start=$SECONDS
-COD=$BIN/cod studies/depth/run.sh "$target"
+# in the background, because bash runs a trap only once a foreground
+# command has ended: a TERM would otherwise wait for the whole sweep
+COD=$BIN/cod studies/depth/run.sh "$target" &
+runner=$!
+wait "$runner"
+runner=
 echo "study: $(( (SECONDS - start) / 60 )) min"
