@@ -27,5 +27,7 @@ need_corpus() {
     [ -f var/data/default-bytes/meta.json ] || scripts/corpus.sh >/dev/null || {
         echo "FAIL corpus: scripts/corpus.sh failed"; exit 1; }
 }
+# the step of a metrics.jsonl's newest point (what a run has trained)
+newest_step() { tail -1 "$1" 2>/dev/null | sed 's/{"step": \([0-9]*\),.*/\1/'; }
 # metric values of one name from a metrics.jsonl, one per line
 values() { grep "\"name\": \"$2\"" "$1" | sed 's/.*"value": \([^}]*\)}/\1/'; }

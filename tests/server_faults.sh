@@ -22,7 +22,6 @@ logged() { grep -q "$1" "$t/server.log"; }
 # the error of the last answer, as "code: message"
 error_of() { node -e 'const e=JSON.parse(require("fs").readFileSync(process.argv[1])).error; console.log(e.code + ": " + e.message)' "$t/body"; }
 names() { get "/v1/experiments?limit=100" | js "j.experiments.map(e => e.name).reverse().join(',')"; }
-local_step() { tail -1 "$t/work/experiments/$1/metrics.jsonl" 2>/dev/null | sed 's/{"step": \([0-9]*\),.*/\1/'; }
 
 # start_server with the failing disk preloaded into cod-server alone
 start_faulty_server() {

@@ -22,12 +22,11 @@ trap cleanup EXIT
 none_left() { ! pgrep -f "$t/state" >/dev/null; }
 export STUDY_DIR=$t/state OUT=$t/report POLL=0.2
 export GRID="train.seed=1,2 norm=pre,lns model.n_layers=2 train.steps=60 train.warmup=6 eval.every=20 stats.every=20"
-# the newest step any run has written
+# has any run trained this many steps
 trained() {
-    local f s
+    local f
     for f in "$t"/state/work/experiments/*/metrics.jsonl; do
-        s=$(tail -1 "$f" 2>/dev/null | sed -n 's/{"step": \([0-9]*\),.*/\1/p')
-        [ -n "$s" ] && [ "$s" -ge "$1" ] && return 0
+        [ "$(newest_step "$f")" -ge "$1" ] 2>/dev/null && return 0
     done
     return 1
 }

@@ -35,7 +35,7 @@ field() { get "/v1/experiments/$1" | js "j.$2"; } # experiment id, field path
 state_is() { [ "$(field "$1" state)" = "$2" ]; }
 # the newest step in the experiment's metrics.jsonl in the shared work dir:
 # what the worker has trained, without the lag of a heartbeat
-local_step() { tail -1 "$t/work/experiments/$1/metrics.jsonl" 2>/dev/null | sed 's/{"step": \([0-9]*\),.*/\1/'; }
+local_step() { newest_step "$t/work/experiments/$1/metrics.jsonl"; }
 local_step_at_least() { [ "$(local_step "$1")" -ge "$2" ] 2>/dev/null; }
 # prec9: every number in the text on stdin rounded to 9 significant digits,
 # as metrics.jsonl writes them (%.9g), so server and file values compare
