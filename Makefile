@@ -197,10 +197,53 @@ build/gpu/bench_train_cuda: build/rel/bench/gpu/bench_train_cuda.o $(REL_LIB) $(
 
 gpu-tests: $(GPU_TESTS)
 
+# The CUDA emulator (kernels/cuda/emu/emu.h): the CUDA backend's own
+# sources, each launch and dynamic shared array rewritten by launch.sed,
+# built for the CPU with the host's C++ compiler and the sanitizers, with
+# an emulated runtime and cuBLASLt (a library of cuBLASLt's name, found
+# first through the programs' RPATH). The GPU checks linked against them,
+# build/emu/bin/test_*_cuda, run in make test (tests/cuda_emu.sh) wherever
+# the CUDA headers are, GPU or not.
+ifneq ($(strip $(CUDA_OBJ)),)
+EMU_FLAGS = -std=c++17 -D_GNU_SOURCE $(WARN) -Wno-unknown-pragmas -I. -I$(CUDA_HOME)/include \
+            -DCOD_CUDA_EMU -DCOD_HAVE_CUDA -O1 -g -fsanitize=address,undefined \
+            -fno-omit-frame-pointer -fno-sanitize-recover=all -MMD -MP
+EMU_CUDA  = $(filter-out kernels/cuda/comm_nccl.cu,$(CUDA_SRC))
+EMU_OWN   = $(filter-out kernels/cuda/emu/cublaslt.cc,$(wildcard kernels/cuda/emu/*.cc))
+EMU_OBJ   = $(patsubst %.cu,build/emu/obj/%.o,$(EMU_CUDA)) $(patsubst %.cc,build/emu/obj/%.o,$(EMU_OWN))
+EMU_LT    = build/emu/lib/libcublasLt.so.13
+EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda
+endif
+
+build/emu/src/%.cc: %.cu kernels/cuda/emu/launch.sed
+	@mkdir -p $(dir $@)
+	{ echo '#line 1 "$<"'; sed -E -f kernels/cuda/emu/launch.sed $<; } > $@.tmp && mv $@.tmp $@
+
+build/emu/obj/kernels/cuda/%.o: build/emu/src/kernels/cuda/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_FLAGS) -include kernels/cuda/emu/emu.h -c $< -o $@
+
+build/emu/obj/kernels/cuda/emu/%.o: kernels/cuda/emu/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_FLAGS) -O2 -include kernels/cuda/emu/emu.h -c $< -o $@
+
+build/emu/obj/tests/gpu/%.o: tests/gpu/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -DCOD_HAVE_CUDA -c $< -o $@
+
+$(EMU_LT): kernels/cuda/emu/cublaslt.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_FLAGS) -fPIC -shared -Wl,-soname,$(notdir $@) -o $@ $< -lopenblas
+
+build/emu/bin/%: build/emu/obj/tests/gpu/%.o $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
+	@mkdir -p $(dir $@)
+	$(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib' \
+		-o $@ $(filter %.o,$^) $(LIB_LIBS)
+
 deps:
 	scripts/deps.sh
 
-build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) $(GPU_TESTS) build/san-bin/cod-worker \
+build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) $(GPU_TESTS) $(EMU_BINS) build/san-bin/cod-worker \
              build/test-lib/faulty_vfs.so build/tsan-bin/cod-server
 
 test:

@@ -38,19 +38,22 @@
 
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
+#include "kernels/cuda/ptx.cuh"
 #include "kernels/cuda/vec.cuh"
 
 namespace {
+
+using ptx::cp_async16;
+using ptx::cp_async_wait_all;
+using ptx::ex2;
+using ptx::ldsm_x4;
+using ptx::ldsm_x4_t;
+using ptx::mma;
 
 constexpr int TILE = 64;  /* rows of queries or keys per tile */
 constexpr int WARPS = 4;  /* 16 rows each */
 constexpr unsigned FULL = 0xffffffffu;
 constexpr float LOG2E = 1.4426950408889634f, LN2 = 0.6931471805599453f;
-
-__device__ __forceinline__ uint32_t smem_addr(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
 
 /* A block's (batch·head) and tile. The tiles of one head are neighbours in
  * the grid, so that the blocks that share its K and V (or Q and dO) run
@@ -67,36 +70,6 @@ __device__ __forceinline__ Place place(int T, bool from_last)
 {
     const int n = (T + TILE - 1) / TILE, i = blockIdx.x % n;
     return {(int)(blockIdx.x / n), from_last ? n - 1 - i : i};
-}
-
-__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const bf16 *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void ldsm_x4_t(uint32_t r[4], const bf16 *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr(p)));
-}
-
-__device__ __forceinline__ void mma(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/* 2^x on the special-function unit, flushing denormals; −inf gives 0 */
-__device__ __forceinline__ float ex2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
 }
 
 /* two fp32 → bf16x2, the first in the low half (the lower address) */
@@ -195,17 +168,12 @@ __device__ __forceinline__ void load_tile(bf16 *dst, const bf16 *src, size_t ld,
         int r = idx / CH, c = idx % CH;
         bool in = r0 + r < T; /* else 0 bytes read from a row that exists, 16 zeros written */
         const bf16 *from = src + (size_t)(in ? r0 + r : r0) * ld + c * 8;
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(
-                         smem_addr(dst + r * LDS + c * 8)),
-                     "l"(from), "r"(in ? 16 : 0));
+        cp_async16(dst + r * LDS + c * 8, from, in ? 16 : 0);
     }
 }
 
 /* this thread's copies have landed; a barrier after it shows the block's */
-__device__ __forceinline__ void land()
-{
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
+__device__ __forceinline__ void land() { cp_async_wait_all(); }
 
 /* RoPE on a landed tile of rows r0.. (their positions), a thread turning
  * two neighbouring pairs at a time; a barrier before any reader */

@@ -16,8 +16,8 @@
  * independent rounding errors add in quadrature, and P ≥ 0 keeps them from
  * growing beyond the result's own size). fp32 results from identical bf16
  * inputs (weight gradients, norms' 1/rms, losses, Adam) differ only in fp32
- * summation order and library exp/sqrt: FP32 = 1e-5. Needs a GPU:
- * tests/gpu/run.sh. */
+ * summation order and library exp/sqrt: FP32 = 1e-5. Needs a GPU
+ * (tests/gpu/run.sh) or the CUDA emulator (tests/cuda_emu.sh). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,537 @@
+/* Running a launch: every block in turn, each thread of a block a fiber,
+ * scheduled round by round in thread order (or the reverse). A thread runs
+ * until it waits: at __syncthreads for the block's live threads, at a warp
+ * instruction for the lanes its mask names. The last to arrive at a warp
+ * instruction computes it for all of them, from what each put in. */
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+
+#include "kernels/cuda/emu/fiber.h"
+#include "kernels/cuda/emu/internal.h"
+#include "kernels/cuda/emu/ptx.h"
+
+namespace emu {
+
+uint3 thread_idx, block_idx;
+dim3 block_dim, grid_dim;
+
+namespace {
+
+enum class At { run, barrier, warp, done };
+enum class Op { shfl_xor, shfl_idx, syncwarp, ldsm, ldsm_t, mma };
+const char *const OP_NAMES[] = {"__shfl_xor_sync", "__shfl_sync", "__syncwarp",
+                                "ldmatrix", "ldmatrix.trans", "mma.sync"};
+
+struct Copy {
+    void *dst;
+    const void *src;
+    int bytes;
+};
+
+struct Thread {
+    Fiber *fiber;
+    uint3 idx;
+    int lane, warp;
+    At at;
+    uint64_t gen; /* the barrier's or warp's generation it waits to end */
+    std::vector<Copy> pending;
+};
+
+/* what a lane brings to a warp instruction */
+struct LaneIn {
+    uint64_t v[10];
+    const void *p;
+};
+
+struct Warp {
+    uint32_t live_mask;
+    int arrived;
+    uint32_t mask;
+    Op op;
+    int width;
+    uint64_t gen;
+    LaneIn in[32];
+    uint64_t out[32][4];
+};
+
+struct Block {
+    std::vector<Thread> threads;
+    std::vector<Warp> warps;
+    int live, arrived;
+    uint64_t gen;
+    unsigned char *smem;
+    size_t smem_bytes;
+    std::string fault;
+    const std::function<void()> *body;
+};
+
+/* a fiber's stack: kernels keep their register tiles there, and the
+ * sanitizers' frames are larger than a GPU's */
+constexpr size_t STACK_BYTES = 512 << 10;
+
+Fiber host;
+Block blk;
+Thread *cur;
+std::vector<Fiber> stacks;
+
+/* where the running block's round-robin stands */
+struct Round {
+    int n, k;
+    bool reverse, ran;
+} round;
+
+/* The next thread able to go on, in thread order round after round, or
+ * null when every thread is done, or when a whole round found none able
+ * to (a deadlock), or on a fault. */
+Thread *pick()
+{
+    if (!blk.fault.empty())
+        return nullptr;
+    for (;;) {
+        if (blk.live == 0)
+            return nullptr;
+        if (round.k == round.n) {
+            if (!round.ran)
+                return nullptr;
+            round.k = 0;
+            round.ran = false;
+        }
+        Thread &t = blk.threads[round.reverse ? round.n - 1 - round.k : round.k];
+        round.k++;
+        if ((t.at == At::barrier && t.gen != blk.gen) ||
+            (t.at == At::warp && t.gen != blk.warps[t.warp].gen))
+            t.at = At::run;
+        if (t.at != At::run)
+            continue;
+        round.ran = true;
+        return &t;
+    }
+}
+
+/* the running thread hands over to the next, straight from fiber to
+ * fiber; back to the host when there is none */
+void leave(bool finished)
+{
+    Thread *me = cur, *next = pick();
+    if (next == me)
+        return;
+    if (next) {
+        cur = next;
+        thread_idx = next->idx;
+    }
+    fiber_switch(me->fiber, next ? next->fiber : &host, finished);
+}
+
+void yield() { leave(false); }
+
+/* ends the launch: the running thread stops here for good */
+[[noreturn]] void fault(const char *fmt, ...)
+{
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (blk.fault.empty()) {
+        char where[120];
+        snprintf(where, sizeof where, "block (%u,%u,%u), thread (%u,%u,%u): ", block_idx.x,
+                 block_idx.y, block_idx.z, cur->idx.x, cur->idx.y, cur->idx.z);
+        blk.fault = std::string(where) + what;
+    }
+    cur->at = At::done;
+    leave(true);
+    abort(); /* never resumed */
+}
+
+void land(Thread *t)
+{
+    for (const Copy &c : t->pending) {
+        if (c.bytes)
+            std::memcpy(c.dst, c.src, (size_t)c.bytes);
+        std::memset((char *)c.dst + c.bytes, 0, 16 - (size_t)c.bytes);
+    }
+    t->pending.clear();
+}
+
+void thread_main(void *arg)
+{
+    Thread *t = static_cast<Thread *>(arg);
+    fiber_entered();
+    (*blk.body)();
+    land(t); /* a copy never waited for still lands */
+    t->at = At::done;
+    blk.live--;
+    if (blk.arrived > 0 && blk.arrived == blk.live) {
+        blk.gen++;
+        blk.arrived = 0;
+    }
+    blk.warps[t->warp].live_mask &= ~(1u << t->lane);
+    leave(true);
+    abort();
+}
+
+const char *state_name(const Thread &t)
+{
+    switch (t.at) {
+    case At::barrier:
+        return "__syncthreads";
+    case At::warp:
+        return OP_NAMES[(int)blk.warps[t.warp].op];
+    default:
+        return "running";
+    }
+}
+
+/* nobody can go on: say where the threads wait */
+void deadlock()
+{
+    int waiting_bar = 0, waiting_warp = 0, done = 0;
+    const Thread *first_warp = nullptr;
+    for (const Thread &t : blk.threads) {
+        if (t.at == At::barrier)
+            waiting_bar++;
+        else if (t.at == At::warp) {
+            waiting_warp++;
+            if (!first_warp)
+                first_warp = &t;
+        } else if (t.at == At::done)
+            done++;
+    }
+    char what[400];
+    if (first_warp) {
+        const Warp &w = blk.warps[first_warp->warp];
+        snprintf(what, sizeof what,
+                 "block (%u,%u,%u): deadlock: warp %d waits at %s for lanes %#x of mask %#x, "
+                 "which never come (%d threads at __syncthreads, %d exited)",
+                 block_idx.x, block_idx.y, block_idx.z, first_warp->warp, state_name(*first_warp),
+                 w.mask & ~w.live_mask, w.mask, waiting_bar, done);
+    } else {
+        snprintf(what, sizeof what,
+                 "block (%u,%u,%u): deadlock: %d threads wait at __syncthreads that the other %d "
+                 "passed by",
+                 block_idx.x, block_idx.y, block_idx.z, waiting_bar,
+                 (int)blk.threads.size() - waiting_bar);
+    }
+    blk.fault = what;
+}
+
+void run_block(bool reverse)
+{
+    const int n = (int)blk.threads.size();
+    blk.live = n;
+    blk.arrived = 0;
+    blk.gen = 0;
+    for (int w = 0; w < (int)blk.warps.size(); w++) {
+        int lanes = n - 32 * w < 32 ? n - 32 * w : 32;
+        blk.warps[w] = Warp{};
+        blk.warps[w].live_mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
+    }
+    for (int i = 0; i < n; i++) {
+        Thread &t = blk.threads[i];
+        t.fiber = &stacks[i];
+        t.idx = uint3{i % block_dim.x, (i / block_dim.x) % block_dim.y,
+                      i / (block_dim.x * block_dim.y)};
+        t.lane = i % 32;
+        t.warp = i / 32;
+        t.at = At::run;
+        t.gen = 0;
+        t.pending.clear();
+        fiber_start(t.fiber, thread_main, &t);
+    }
+    if (blk.smem)
+        std::memset(blk.smem, 0xff, blk.smem_bytes); /* NaN in bf16 and fp32 */
+    round = Round{n, 0, reverse, false};
+    if (Thread *first = pick()) {
+        cur = first;
+        thread_idx = first->idx;
+        fiber_switch(&host, first->fiber, false);
+    }
+    if (blk.fault.empty() && blk.live > 0)
+        deadlock();
+}
+
+bool run_grid(const Kernel &k, bool reverse, std::string *why)
+{
+    const dim3 g = k.cfg.grid, b = k.cfg.block;
+    const size_t n = (size_t)b.x * b.y * b.z;
+    if (!host.stack_lo && !fiber_of_thread(&host)) {
+        *why = "cannot find the host thread's stack";
+        return false;
+    }
+    while (stacks.size() < n) {
+        stacks.emplace_back();
+        if (!fiber_create(&stacks.back(), STACK_BYTES)) {
+            stacks.pop_back();
+            *why = "out of host memory for the threads' stacks";
+            return false;
+        }
+    }
+    blk.threads.assign(n, Thread{});
+    blk.warps.assign((n + 31) / 32, Warp{});
+    blk.smem_bytes = k.cfg.smem;
+    blk.smem = k.cfg.smem ? static_cast<unsigned char *>(malloc(k.cfg.smem)) : nullptr;
+    if (k.cfg.smem && !blk.smem) {
+        *why = "out of host memory for the block's shared memory";
+        return false;
+    }
+    blk.body = &k.thread;
+    blk.fault.clear();
+    grid_dim = g;
+    block_dim = b;
+    for (unsigned z = 0; z < g.z && blk.fault.empty(); z++)
+        for (unsigned y = 0; y < g.y && blk.fault.empty(); y++)
+            for (unsigned x = 0; x < g.x && blk.fault.empty(); x++) {
+                block_idx = uint3{x, y, z};
+                run_block(reverse);
+            }
+    free(blk.smem);
+    blk.smem = nullptr;
+    if (!blk.fault.empty()) {
+        *why = blk.fault;
+        return false;
+    }
+    return true;
+}
+
+int env_flag(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, value) == 0;
+}
+
+Warp &arrive(Op op, uint32_t mask, int width, const LaneIn &in)
+{
+    Thread *t = cur;
+    Warp &w = blk.warps[t->warp];
+    if (!(mask >> t->lane & 1))
+        fault("%s with mask %#x, which leaves out lane %d that calls it", OP_NAMES[(int)op], mask,
+              t->lane);
+    if (w.arrived == 0) {
+        w.op = op;
+        w.mask = mask;
+        w.width = width;
+    } else if (w.op != op || w.mask != mask || w.width != width) {
+        fault("lanes of warp %d apart: %s (mask %#x) and %s (mask %#x)", t->warp,
+              OP_NAMES[(int)w.op], w.mask, OP_NAMES[(int)op], mask);
+    }
+    w.in[t->lane] = in;
+    w.arrived++;
+    t->gen = w.gen;
+    t->at = At::warp;
+    return w;
+}
+
+/* 16-byte rows in the block's shared memory, as ldmatrix reads them */
+void check_row(const void *p, const char *what)
+{
+    if ((uintptr_t)p % 16)
+        fault("%s: row address %p not 16-byte aligned", what, p);
+    if (blk.smem && ((const unsigned char *)p < blk.smem ||
+                     (const unsigned char *)p + 16 > blk.smem + blk.smem_bytes))
+        fault("%s: row address %p outside the block's %zu bytes of shared memory", what, p,
+              blk.smem_bytes);
+}
+
+/* a bf16 is the top half of the fp32 of the same value */
+float bf16_bits(uint32_t half)
+{
+    uint32_t b = half << 16;
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+}
+float bf16_lo(uint32_t v) { return bf16_bits(v & 0xffff); }
+float bf16_hi(uint32_t v) { return bf16_bits(v >> 16); }
+
+/* the hot loop of the emulator, left uninstrumented: its reads of shared
+ * memory are checked against the block's above */
+__attribute__((no_sanitize("address", "undefined"))) void compute(Warp &w)
+{
+    switch (w.op) {
+    case Op::shfl_xor:
+    case Op::shfl_idx:
+        for (int l = 0; l < 32; l++) {
+            if (!(w.mask >> l & 1))
+                continue;
+            const int s = (int)w.in[l].v[1], base = l & ~(w.width - 1);
+            int src = w.op == Op::shfl_xor ? l ^ s : base + (s & (w.width - 1));
+            if (src < base || src >= base + w.width)
+                src = l;
+            if (!(w.mask >> src & 1))
+                fault("%s: lane %d reads lane %d, which mask %#x leaves out", OP_NAMES[(int)w.op],
+                      l, src, w.mask);
+            w.out[l][0] = w.in[src].v[0];
+        }
+        break;
+    case Op::syncwarp:
+        break;
+    case Op::ldsm:
+    case Op::ldsm_t:
+        for (int l = 0; l < 32; l++)
+            check_row(w.in[l].p, OP_NAMES[(int)w.op]);
+        for (int l = 0; l < 32; l++)
+            for (int i = 0; i < 4; i++) {
+                const unsigned char *rows[8];
+                for (int r = 0; r < 8; r++)
+                    rows[r] = (const unsigned char *)w.in[8 * i + r].p;
+                uint32_t v;
+                if (w.op == Op::ldsm) {
+                    std::memcpy(&v, rows[l / 4] + 4 * (l % 4), 4);
+                } else {
+                    uint16_t lo, hi;
+                    std::memcpy(&lo, rows[2 * (l % 4)] + 2 * (l / 4), 2);
+                    std::memcpy(&hi, rows[2 * (l % 4) + 1] + 2 * (l / 4), 2);
+                    v = (uint32_t)lo | (uint32_t)hi << 16;
+                }
+                w.out[l][i] = v;
+            }
+        break;
+    case Op::mma: {
+        /* the PTX ISA's m16n8k16 layouts, g = lane/4, t = lane%4 */
+        float A[16][16], B[16][8], C[16][8];
+        for (int l = 0; l < 32; l++) {
+            const int g = l / 4, t = l % 4;
+            const uint64_t *v = w.in[l].v;
+            const int ar[4] = {g, g + 8, g, g + 8}, ac[4] = {2 * t, 2 * t, 2 * t + 8, 2 * t + 8};
+            for (int r = 0; r < 4; r++) {
+                A[ar[r]][ac[r]] = bf16_lo((uint32_t)v[r]);
+                A[ar[r]][ac[r] + 1] = bf16_hi((uint32_t)v[r]);
+            }
+            for (int r = 0; r < 2; r++) {
+                B[2 * t + 8 * r][g] = bf16_lo((uint32_t)v[4 + r]);
+                B[2 * t + 8 * r + 1][g] = bf16_hi((uint32_t)v[4 + r]);
+            }
+            for (int r = 0; r < 4; r++) {
+                float c;
+                uint32_t bits = (uint32_t)v[6 + r];
+                std::memcpy(&c, &bits, 4);
+                C[g + 8 * (r / 2)][2 * t + r % 2] = c;
+            }
+        }
+        for (int l = 0; l < 32; l++) {
+            const int g = l / 4, t = l % 4;
+            for (int r = 0; r < 4; r++) {
+                const int row = g + 8 * (r / 2), col = 2 * t + r % 2;
+                /* the products are exact; one rounding of their sum */
+                double s = C[row][col];
+                for (int k = 0; k < 16; k++)
+                    s += (double)A[row][k] * B[k][col];
+                float d = (float)s;
+                uint32_t bits;
+                std::memcpy(&bits, &d, 4);
+                w.out[l][r] = bits;
+            }
+        }
+        break;
+    }
+    }
+}
+
+/* arrive, compute when last, wait for the warp; the lane's outputs */
+const uint64_t *warp_op(Op op, uint32_t mask, int width, const LaneIn &in)
+{
+    Warp &w = arrive(op, mask, width, in);
+    if (w.arrived == __builtin_popcount(mask)) {
+        compute(w);
+        w.gen++;
+        w.arrived = 0;
+    }
+    yield();
+    return w.out[cur->lane];
+}
+
+} /* namespace */
+
+void syncthreads()
+{
+    blk.arrived++;
+    cur->gen = blk.gen;
+    cur->at = At::barrier;
+    if (blk.arrived == blk.live) {
+        blk.gen++;
+        blk.arrived = 0;
+    }
+    yield();
+}
+
+void syncwarp(unsigned mask) { warp_op(Op::syncwarp, mask, 32, LaneIn{}); }
+
+void trap() { fault("trap (__trap)"); }
+
+uint64_t shfl(unsigned mask, uint64_t bits, int src, int width, bool xor_mode)
+{
+    if (width < 1 || width > 32 || (width & (width - 1)))
+        fault("shuffle width %d: not a power of two up to 32", width);
+    LaneIn in{};
+    in.v[0] = bits;
+    in.v[1] = (uint64_t)(uint32_t)src;
+    return warp_op(xor_mode ? Op::shfl_xor : Op::shfl_idx, mask, width, in)[0];
+}
+
+void *dynamic_smem() { return blk.smem; }
+
+void ldmatrix_x4(uint32_t r[4], const void *row_address, bool trans)
+{
+    LaneIn in{};
+    in.p = row_address;
+    const uint64_t *out = warp_op(trans ? Op::ldsm_t : Op::ldsm, 0xffffffffu, 32, in);
+    for (int i = 0; i < 4; i++)
+        r[i] = (uint32_t)out[i];
+}
+
+void mma_bf16_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    LaneIn in{};
+    for (int i = 0; i < 4; i++)
+        in.v[i] = a[i];
+    in.v[4] = b0;
+    in.v[5] = b1;
+    for (int i = 0; i < 4; i++) {
+        uint32_t bits;
+        std::memcpy(&bits, &c[i], 4);
+        in.v[6 + i] = bits;
+    }
+    const uint64_t *out = warp_op(Op::mma, 0xffffffffu, 32, in);
+    for (int i = 0; i < 4; i++) {
+        uint32_t bits = (uint32_t)out[i];
+        std::memcpy(&c[i], &bits, 4);
+    }
+}
+
+void cp_async16(void *dst, const void *src, int src_bytes)
+{
+    if (src_bytes < 0 || src_bytes > 16)
+        fault("cp.async of 16 bytes reading %d", src_bytes);
+    if ((uintptr_t)dst % 16 || (uintptr_t)src % 16)
+        fault("cp.async of 16 bytes from %p to %p: not 16-byte aligned", src, dst);
+    if (blk.smem && ((unsigned char *)dst < blk.smem ||
+                     (unsigned char *)dst + 16 > blk.smem + blk.smem_bytes))
+        fault("cp.async to %p, outside the block's %zu bytes of shared memory", dst, blk.smem_bytes);
+    cur->pending.push_back(Copy{dst, src, src_bytes});
+}
+
+void cp_async_wait_all() { land(cur); }
+
+bool run_kernel(const Kernel &k, std::string *why)
+{
+    const bool reverse = env_flag("COD_EMU_ORDER", "reverse");
+    if (!env_flag("COD_EMU_RACECHECK", "1"))
+        return run_grid(k, reverse, why);
+    /* twice from the same memory, the threads in opposite orders */
+    Snapshot before = snapshot(k.pointers);
+    if (!run_grid(k, reverse, why))
+        return false;
+    Snapshot first = snapshot(k.pointers);
+    restore(before);
+    if (!run_grid(k, !reverse, why))
+        return false;
+    std::string d = difference(first);
+    if (!d.empty()) {
+        *why = "its result depends on the order of its threads (a race): " + d;
+        return false;
+    }
+    return true;
+}
+
+} /* namespace emu */
