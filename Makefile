@@ -68,7 +68,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
 CUDA_DEFS = -DCOD_HAVE_CUDA
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
-GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/bench_train_cuda
+GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/test_emu build/gpu/bench_train_cuda
 endif
 endif
 
@@ -191,6 +191,10 @@ build/gpu/%: build/rel/tests/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
+# the emulator's probes (kernels/cuda/emu/probes.cu), on a GPU and emulated
+build/gpu/test_emu: build/cuda/kernels/cuda/emu/probes.o
+build/emu/bin/test_emu: build/emu/obj/kernels/cuda/emu/probes.o
+
 build/gpu/bench_train_cuda: build/rel/bench/gpu/bench_train_cuda.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
@@ -205,19 +209,26 @@ gpu-tests: $(GPU_TESTS)
 # build/emu/bin/test_*_cuda, run in make test (tests/cuda_emu.sh) wherever
 # the CUDA headers are, GPU or not.
 ifneq ($(strip $(CUDA_OBJ)),)
-EMU_FLAGS = -std=c++17 -D_GNU_SOURCE $(WARN) -Wno-unknown-pragmas -I. -I$(CUDA_HOME)/include \
+EMU_FLAGS = -std=c++17 -D_GNU_SOURCE $(WARN) -Wno-unknown-pragmas -Ibuild/emu/src -I. -I$(CUDA_HOME)/include \
             -DCOD_CUDA_EMU -DCOD_HAVE_CUDA -O1 -g -fsanitize=address,undefined \
             -fno-omit-frame-pointer -fno-sanitize-recover=all -MMD -MP
 EMU_CUDA  = $(filter-out kernels/cuda/comm_nccl.cu,$(CUDA_SRC))
 EMU_OWN   = $(filter-out kernels/cuda/emu/cublaslt.cc,$(wildcard kernels/cuda/emu/*.cc))
 EMU_OBJ   = $(patsubst %.cu,build/emu/obj/%.o,$(EMU_CUDA)) $(patsubst %.cc,build/emu/obj/%.o,$(EMU_OWN))
 EMU_LT    = build/emu/lib/libcublasLt.so.13
-EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda
+EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
+EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu
 endif
 
 build/emu/src/%.cc: %.cu kernels/cuda/emu/launch.sed
 	@mkdir -p $(dir $@)
 	{ echo '#line 1 "$<"'; sed -E -f kernels/cuda/emu/launch.sed $<; } > $@.tmp && mv $@.tmp $@
+
+# the kernels' headers too, found before the originals (-Ibuild/emu/src)
+build/emu/src/%.cuh: %.cuh kernels/cuda/emu/launch.sed
+	@mkdir -p $(dir $@)
+	{ echo '#line 1 "$<"'; sed -E -f kernels/cuda/emu/launch.sed $<; } > $@.tmp && mv $@.tmp $@
+$(EMU_OBJ) build/emu/obj/kernels/cuda/emu/probes.o: | $(EMU_HDRS)
 
 build/emu/obj/kernels/cuda/%.o: build/emu/src/kernels/cuda/%.cc
 	@mkdir -p $(dir $@)

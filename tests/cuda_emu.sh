@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The GPU checks of the CUDA backend on the CUDA emulator (kernels/cuda/emu/):
 # the backend's own kernels, run on the CPU, against the CPU backend, by the
-# very programs tests/gpu/run.sh runs on a GPU: test_ops_cuda whole (every
-# op, forward and backward, both attention paths), test_model_cuda at the
-# small presets (loss and every gradient; every variant; the CUDA-core
-# attention; a repeated step; the recorded micro-batch replayed as a graph).
-# Built by make build-tests wherever the CUDA toolkit is (CI's machine);
-# without one there is no CUDA backend to check. EMU_PRESETS names the
-# presets of test_model_cuda's first check (the larger ones take minutes).
+# very programs tests/gpu/run.sh runs on a GPU: test_emu (the emulator's own
+# reading of the PTX ISA and the runtime, and faults that must be faults),
+# test_ops_cuda whole (every op, forward and backward, both attention
+# paths), test_model_cuda at the small presets (loss and every gradient;
+# every variant; the CUDA-core attention; a repeated step; the recorded
+# micro-batch replayed as a graph). Built by make build-tests wherever the
+# CUDA toolkit is (CI's machine); without one there is no CUDA backend to
+# check. EMU_PRESETS names the presets of test_model_cuda's first check
+# (each larger one takes minutes).
 set -u
 cd "$(dirname "$0")/.."
 bin=build/emu/bin
@@ -29,6 +31,7 @@ run() { # name, command...
         status=1
     fi
 }
+run test_emu "$bin/test_emu"
 run test_ops_cuda "$bin/test_ops_cuda"
 run test_model_cuda "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
 exit $status

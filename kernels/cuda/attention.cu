@@ -98,7 +98,9 @@ static __global__ void __launch_bounds__(WARPS * 32)
     attn_fwd_kernel(bf16 *out, float *lse, const bf16 *qkv, int T, int nh, int hd, float scale)
 {
     const int BR = WARPS * FWD_RPW;
-    __shared__ float Qs[BR][HD_MAX], Ks[TILE][HD_MAX + 1], Vs[TILE][HD_MAX];
+    __shared__ float Qs[BR][HD_MAX];
+    __shared__ float Ks[TILE][HD_MAX + 1];
+    __shared__ float Vs[TILE][HD_MAX];
     int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
         lane = threadIdx.x % 32;
     size_t d = (size_t)nh * hd, ld = 3 * d, base = (size_t)b * T * d + (size_t)h * hd;
@@ -166,8 +168,10 @@ static __global__ void __launch_bounds__(WARPS * 32)
                    int T, int nh, int hd, float scale)
 {
     const int BR = WARPS * BWD_RPW;
-    __shared__ float Qs[BR][HD_MAX], dOs[BR][HD_MAX], Ks[TILE][HD_MAX + 1],
-        Vs[TILE][HD_MAX + 1];
+    __shared__ float Qs[BR][HD_MAX];
+    __shared__ float dOs[BR][HD_MAX];
+    __shared__ float Ks[TILE][HD_MAX + 1];
+    __shared__ float Vs[TILE][HD_MAX + 1];
     int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
         lane = threadIdx.x % 32;
     size_t d = (size_t)nh * hd, ld = 3 * d, base = (size_t)b * T * d + (size_t)h * hd;
@@ -242,8 +246,12 @@ static __global__ void __launch_bounds__(WARPS * 32)
                     const bf16 *qkv, int T, int nh, int hd, float scale)
 {
     const int BK = WARPS * BWD_RPW;
-    __shared__ float Ks[BK][HD_MAX], Vs[BK][HD_MAX], Qs[TILE][HD_MAX + 1],
-        dOs[TILE][HD_MAX + 1], Ls[TILE], Ds[TILE];
+    __shared__ float Ks[BK][HD_MAX];
+    __shared__ float Vs[BK][HD_MAX];
+    __shared__ float Qs[TILE][HD_MAX + 1];
+    __shared__ float dOs[TILE][HD_MAX + 1];
+    __shared__ float Ls[TILE];
+    __shared__ float Ds[TILE];
     int bh = blockIdx.y, b = bh / nh, h = bh % nh, warp = threadIdx.x / 32,
         lane = threadIdx.x % 32;
     size_t d = (size_t)nh * hd, ld = 3 * d, base = (size_t)b * T * d + (size_t)h * hd;

@@ -53,7 +53,8 @@ stage=$work/stage
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/data"
 progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/bin/cod-server" "$src/bin/cod-worker" "$src/bin/cod"
-       "$src/build/gpu/test_ops_cuda" "$src/build/gpu/test_model_cuda" "$src/build/gpu/bench_train_cuda")
+       "$src/build/gpu/test_ops_cuda" "$src/build/gpu/test_model_cuda" "$src/build/gpu/test_emu"
+       "$src/build/gpu/bench_train_cuda")
 for p in "${progs[@]}"; do
     strip -o "$stage/bin/$(basename "$p")" "$p"
 done

@@ -31,7 +31,7 @@ gpu_env_setup() { # log directory
         [ -x build/gpu/test_ops_cuda ] || { echo "FAIL build: no nvcc found, so no CUDA backend was built"; return 1; }
         mkdir -p build/gpu/bin
         for p in bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker build/gpu/test_ops_cuda build/gpu/test_model_cuda \
-                 build/gpu/bench_train_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
+                 build/gpu/test_emu build/gpu/bench_train_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
         COD_BIN=$PWD/build/gpu/bin
         { [ -f var/data/default-bytes/meta.json ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh >/dev/null; } &&
             tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000 >/dev/null ||

@@ -2,6 +2,9 @@
 # The GPU checks of the CUDA backend, in one command, on a machine with an
 # NVIDIA GPU (sm_80 or newer): from the bundle when .gpu/bundle.tar.xz is
 # there (tests/gpu/bundle.sh, made on another machine), else built here:
+#   test_emu         what the CUDA emulator (make test's tests/cuda_emu.sh)
+#                    assumes of mma.sync, ldmatrix, shuffles, cp.async,
+#                    graphs and capture, asked of the hardware
 #   test_ops_cuda    every op against the CPU backend, outputs poisoned first
 #   test_model_cuda  loss and every gradient of every preset and norm variant
 #   loss_curve       300 updates of a small model on the default corpus,
@@ -42,6 +45,7 @@ run_one() {
     passed=$((passed + p)); failed=$((failed + f))
     printf '%-16s %3d passed %3d failed  %4ds\n' "$name" "$p" "$f" $((SECONDS - start))
 }
+run_one test_emu "$COD_BIN/test_emu"
 run_one test_ops_cuda "$COD_BIN/test_ops_cuda"
 run_one test_model_cuda "$COD_BIN/test_model_cuda"
 run_one loss_curve bash tests/gpu/loss_curve.sh

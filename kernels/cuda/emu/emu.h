@@ -26,8 +26,9 @@
 #error "kernels/cuda/emu/emu.h belongs to the emulator build (COD_CUDA_EMU)"
 #endif
 
-/* Blocks run one at a time, so a static array is each block's __shared__. */
-#define __shared__ static
+/* launch.sed turns every __shared__ declaration into emu::shared's; one
+ * it could not read stops the build here, by this name */
+#define __shared__ __shared___declaration_that_launch_sed_could_not_read
 #define __launch_bounds__(...)
 
 #include <cuda_bf16.h>
@@ -55,6 +56,22 @@ void syncwarp(unsigned mask);
 uint64_t shfl(unsigned mask, uint64_t bits, int src, int width, bool xor_mode);
 /* the dynamic shared memory of the running block */
 void *dynamic_smem();
+
+/* A static shared array: one storage (blocks run one at a time), filled
+ * with NaN the first time each block reaches its declaration, as a GPU's
+ * starts undefined for every block. Key, a lambda's type, makes each
+ * declaration its own. */
+extern uint64_t block_serial;
+template <class T, class Key> T &shared(Key)
+{
+    alignas(16) static T storage;
+    static uint64_t filled_for = ~(uint64_t)0;
+    if (filled_for != block_serial) {
+        std::memset(&storage, 0xff, sizeof storage);
+        filled_for = block_serial;
+    }
+    return storage;
+}
 
 struct LaunchConfig {
     dim3 grid, block;

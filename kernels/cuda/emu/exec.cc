@@ -15,6 +15,7 @@ namespace emu {
 
 uint3 thread_idx, block_idx;
 dim3 block_dim, grid_dim;
+uint64_t block_serial;
 
 namespace {
 
@@ -47,7 +48,7 @@ struct LaneIn {
 struct Warp {
     uint32_t live_mask;
     int arrived;
-    uint32_t mask;
+    uint32_t arrived_mask, mask;
     Op op;
     int width;
     uint64_t gen;
@@ -205,7 +206,7 @@ void deadlock()
                  "block (%u,%u,%u): deadlock: warp %d waits at %s for lanes %#x of mask %#x, "
                  "which never come (%d threads at __syncthreads, %d exited)",
                  block_idx.x, block_idx.y, block_idx.z, first_warp->warp, state_name(*first_warp),
-                 w.mask & ~w.live_mask, w.mask, waiting_bar, done);
+                 w.mask & ~w.arrived_mask, w.mask, waiting_bar, done);
     } else {
         snprintf(what, sizeof what,
                  "block (%u,%u,%u): deadlock: %d threads wait at __syncthreads that the other %d "
@@ -239,6 +240,7 @@ void run_block(bool reverse)
         t.pending.clear();
         fiber_start(t.fiber, thread_main, &t);
     }
+    block_serial++; /* the block's static shared arrays start over */
     if (blk.smem)
         std::memset(blk.smem, 0xff, blk.smem_bytes); /* NaN in bf16 and fp32 */
     round = Round{n, 0, reverse, false};
@@ -288,6 +290,8 @@ bool run_grid(const Kernel &k, bool reverse, std::string *why)
     free(blk.smem);
     blk.smem = nullptr;
     if (!blk.fault.empty()) {
+        for (size_t i = 0; i < n; i++)
+            fiber_abandon(&stacks[i]);
         *why = blk.fault;
         return false;
     }
@@ -317,6 +321,7 @@ Warp &arrive(Op op, uint32_t mask, int width, const LaneIn &in)
     }
     w.in[t->lane] = in;
     w.arrived++;
+    w.arrived_mask |= 1u << t->lane;
     t->gen = w.gen;
     t->at = At::warp;
     return w;
@@ -436,6 +441,7 @@ const uint64_t *warp_op(Op op, uint32_t mask, int width, const LaneIn &in)
         compute(w);
         w.gen++;
         w.arrived = 0;
+        w.arrived_mask = 0;
     }
     yield();
     return w.out[cur->lane];

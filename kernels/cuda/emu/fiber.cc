@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define EMU_ASAN 1
 #else
@@ -135,6 +136,14 @@ bool fiber_of_thread(Fiber *f)
         return false;
     *f = Fiber{nullptr, lo, size, nullptr, nullptr, 0};
     return true;
+}
+
+void fiber_abandon(Fiber *f)
+{
+#if EMU_ASAN
+    __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
+#endif
+    f->asan_fake = nullptr;
 }
 
 void fiber_entered()

@@ -30,6 +30,9 @@ void fiber_switch(Fiber *from, Fiber *to, bool finished);
 /* the running host thread as a fiber to switch back to; false if its
  * stack cannot be found */
 bool fiber_of_thread(Fiber *f);
+/* a fiber abandoned while switched away (its launch faulted): its stack's
+ * frames are forgotten, so that the sanitizer sees a fresh stack again */
+void fiber_abandon(Fiber *f);
 /* the first thing entry does on its new stack */
 void fiber_entered();
 

@@ -321,6 +321,43 @@ const char *cudaGetErrorString(cudaError_t e)
     }
 }
 
+const char *cudaGetErrorName(cudaError_t e)
+{
+    switch (e) {
+#define NAME(x)                                                                                \
+    case x:                                                                                    \
+        return #x;
+        NAME(cudaSuccess)
+        NAME(cudaErrorInvalidValue)
+        NAME(cudaErrorMemoryAllocation)
+        NAME(cudaErrorInvalidConfiguration)
+        NAME(cudaErrorInvalidDevice)
+        NAME(cudaErrorLaunchFailure)
+        NAME(cudaErrorIllegalAddress)
+        NAME(cudaErrorStreamCaptureUnsupported)
+        NAME(cudaErrorStreamCaptureInvalidated)
+        NAME(cudaErrorIllegalState)
+        NAME(cudaErrorNotReady)
+#undef NAME
+    default:
+        return "cudaErrorUnknown";
+    }
+}
+
+/* the device as new: no memory held, no error, no capture */
+cudaError_t cudaDeviceReset(void)
+{
+    emu::State &s = st();
+    for (auto &a : s.allocs)
+        free((void *)a.first);
+    s.allocs.clear();
+    s.allocated = 0;
+    s.sticky = s.last = cudaSuccess;
+    s.smem_allowed.clear();
+    cap = emu::Capture{};
+    return cudaSuccess;
+}
+
 cudaError_t cudaGetLastError(void)
 {
     cudaError_t e = st().last;
