@@ -217,7 +217,8 @@ EMU_OWN   = $(filter-out kernels/cuda/emu/cublaslt.cc,$(wildcard kernels/cuda/em
 EMU_OBJ   = $(patsubst %.cu,build/emu/obj/%.o,$(EMU_CUDA)) $(patsubst %.cc,build/emu/obj/%.o,$(EMU_OWN))
 EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
-EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu
+EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
+            build/emu/bin/cod-train
 endif
 
 build/emu/src/%.cc: %.cu kernels/cuda/emu/launch.sed
@@ -242,14 +243,24 @@ build/emu/obj/tests/gpu/%.o: tests/gpu/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -DCOD_HAVE_CUDA -c $< -o $@
 
+build/emu/obj/worker/%.o: worker/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -DCOD_HAVE_CUDA -c $< -o $@
+
 $(EMU_LT): kernels/cuda/emu/cublaslt.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_FLAGS) -fPIC -shared -Wl,-soname,$(notdir $@) -o $@ $< -lopenblas
 
+EMU_LINK = $(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib'
 build/emu/bin/%: build/emu/obj/tests/gpu/%.o $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
 	@mkdir -p $(dir $@)
-	$(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib' \
-		-o $@ $(filter %.o,$^) $(LIB_LIBS)
+	$(EMU_LINK) -o $@ $(filter %.o,$^) $(LIB_LIBS)
+
+# cod-train on the emulator: a run on cuda:0 end to end (tests/cuda_emu.sh)
+build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o $(SAN_LIB) \
+                         $(EMU_OBJ) $(EMU_LT)
+	@mkdir -p $(dir $@)
+	$(EMU_LINK) -o $@ $(filter %.o,$^) $(LIB_LIBS)
 
 deps:
 	scripts/deps.sh

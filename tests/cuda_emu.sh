@@ -6,7 +6,9 @@
 # test_ops_cuda whole (every op, forward and backward, both attention
 # paths), test_model_cuda at the small presets (loss and every gradient;
 # every variant; the CUDA-core attention; a repeated step; the recorded
-# micro-batch replayed as a graph). Built by make build-tests wherever the
+# micro-batch replayed as a graph), and cod-train on cuda:0 (fault: an
+# injected device fault stops a run as an error naming the op; moves: a run
+# goes from the CPU to the GPU and back). Built by make build-tests wherever the
 # CUDA toolkit is (CI's machine); without one there is no CUDA backend to
 # check. EMU_PRESETS names the presets of test_model_cuda's first check
 # (each larger one takes minutes).
@@ -34,4 +36,13 @@ run() { # name, command...
 run test_emu "$bin/test_emu"
 run test_ops_cuda "$bin/test_ops_cuda"
 run test_model_cuda "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
+# cod-train on cuda:0 end to end, by the GPU visit's own scripts
+. tests/lib.sh
+need_corpus
+[ -f var/data/gpu-bytes/meta.json ] ||
+    tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000 > /dev/null ||
+    { echo "FAIL cuda_emu: slicing the corpus for the GPU checks"; exit 1; }
+export COD_BIN=$PWD/$bin COD_DATA=$PWD/var/data GPU_LOGS=$log_dir
+run fault bash tests/gpu/fault.sh
+run moves bash tests/gpu/moves.sh
 exit $status

@@ -13,6 +13,8 @@
 #                    read by transformers, gives cod's logits
 #   sanitize         compute-sanitizer memcheck, racecheck and synccheck
 #   fault            a device fault stops a run as an error naming the op
+#   moves            a run checkpointed on the CPU resumes on the GPU, and
+#                    one checkpointed on the GPU on the CPU
 #   gang             a gang of one through cod-server, cod-worker and NCCL
 #                    equals the plain run; a gang of two where 2+ GPUs
 # Each prints PASS/FAIL lines; exits 0 only if every check passed. A check
@@ -52,6 +54,7 @@ run_one loss_curve bash tests/gpu/loss_curve.sh
 run_one export python3 tests/gpu/export_matches_transformers.py
 run_one sanitize bash tests/gpu/sanitize.sh
 run_one fault bash tests/gpu/fault.sh
+run_one moves bash tests/gpu/moves.sh
 run_one gang bash tests/gpu/gang.sh
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
