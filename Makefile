@@ -218,7 +218,7 @@ EMU_OBJ   = $(patsubst %.cu,build/emu/obj/%.o,$(EMU_CUDA)) $(patsubst %.cc,build
 EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
-            build/emu/bin/cod-train
+            build/emu/bin/cod-train build/emu/bin/bench_train_cuda
 endif
 
 build/emu/src/%.cc: %.cu kernels/cuda/emu/launch.sed
@@ -256,6 +256,14 @@ $(EMU_LT): kernels/cuda/emu/cublaslt.cc
 
 EMU_LINK = $(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib'
 build/emu/bin/%: build/emu/obj/tests/gpu/%.o $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
+	@mkdir -p $(dir $@)
+	$(EMU_LINK) -o $@ $(filter %.o,$^) $(LIB_LIBS)
+
+build/emu/obj/bench/gpu/%.o: bench/gpu/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -DCOD_HAVE_CUDA -c $< -o $@
+
+build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
 	@mkdir -p $(dir $@)
 	$(EMU_LINK) -o $@ $(filter %.o,$^) $(LIB_LIBS)
 

@@ -76,6 +76,11 @@ int main(int argc, char **argv)
     }
     const int seq = json ? s.train.seq_len : PRESET_SEQ;
     const int vocab = json ? s.model.vocab : PRESET_VOCAB;
+    if (vocab < 2) {
+        /* a spec takes its vocabulary from its data, which the benchmark has not */
+        fprintf(stderr, "bench_train_cuda: model.vocab: the spec must give the vocabulary's size\n");
+        return 2;
+    }
     const char *name = json ? s.name : argv[1];
     if (cuda_probe(0, err, sizeof err) != 0) {
         fprintf(stderr, "bench_train_cuda: %s\n", err);

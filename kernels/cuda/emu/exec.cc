@@ -1,8 +1,11 @@
-/* Running a launch: every block in turn, each thread of a block a fiber,
- * scheduled round by round in thread order (or the reverse). A thread runs
- * until it waits: at __syncthreads for the block's live threads, at a warp
- * instruction for the lanes its mask names. The last to arrive at a warp
- * instruction computes it for all of them, from what each put in. */
+/* Running a launch: every block in turn, its threads scheduled round by
+ * round in thread order (or the reverse). A thread runs until it waits: at
+ * __syncthreads for the block's live threads, at a warp instruction for the
+ * lanes its mask names. The last to arrive at a warp instruction computes
+ * it for all of them, from what each put in. A thread gets a fiber of its
+ * own when it starts, unless the thread before it has just ended on one:
+ * then it runs there, so a kernel without barriers runs a block's threads
+ * one after another on one stack, without switching. */
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -74,7 +77,8 @@ constexpr size_t STACK_BYTES = 512 << 10;
 Fiber host;
 Block blk;
 Thread *cur;
-std::vector<Fiber> stacks;
+std::vector<Fiber> stacks; /* every fiber made so far */
+std::vector<Fiber *> idle; /* those no thread of the running block holds */
 
 /* where the running block's round-robin stands */
 struct Round {
@@ -110,19 +114,39 @@ Thread *pick()
     }
 }
 
-/* the running thread hands over to the next, straight from fiber to
- * fiber; back to the host when there is none */
-void leave(bool finished)
+void thread_main(void *arg);
+
+/* the next thread to run: on the fiber it holds, or on an idle one */
+void make_current(Thread *t)
 {
-    Thread *me = cur, *next = pick();
+    if (!t->fiber) {
+        t->fiber = idle.back();
+        idle.pop_back();
+        fiber_start(t->fiber, thread_main, t);
+    }
+    cur = t;
+    thread_idx = t->idx;
+}
+
+/* the running thread hands over to next, straight from fiber to fiber;
+ * back to the host when there is none. finished: it will not run again,
+ * and its fiber is free. */
+void hand_over(Thread *next, bool finished)
+{
+    Thread *me = cur;
     if (next == me)
         return;
-    if (next) {
-        cur = next;
-        thread_idx = next->idx;
+    Fiber *from = me->fiber;
+    if (finished) {
+        me->fiber = nullptr;
+        idle.push_back(from);
     }
-    fiber_switch(me->fiber, next ? next->fiber : &host, finished);
+    if (next)
+        make_current(next);
+    fiber_switch(from, next ? next->fiber : &host, finished);
 }
+
+void leave(bool finished) { hand_over(pick(), finished); }
 
 void yield() { leave(false); }
 
@@ -159,17 +183,28 @@ void thread_main(void *arg)
 {
     Thread *t = static_cast<Thread *>(arg);
     fiber_entered();
-    (*blk.body)();
-    land(t); /* a copy never waited for still lands */
-    t->at = At::done;
-    blk.live--;
-    if (blk.arrived > 0 && blk.arrived == blk.live) {
-        blk.gen++;
-        blk.arrived = 0;
+    for (;;) {
+        (*blk.body)();
+        land(t); /* a copy never waited for still lands */
+        t->at = At::done;
+        blk.live--;
+        if (blk.arrived > 0 && blk.arrived == blk.live) {
+            blk.gen++;
+            blk.arrived = 0;
+        }
+        blk.warps[t->warp].live_mask &= ~(1u << t->lane);
+        Thread *next = pick();
+        if (!next || next->fiber) {
+            hand_over(next, true);
+            abort(); /* never resumed */
+        }
+        /* not started yet: it runs here, on the stack this one left */
+        next->fiber = t->fiber;
+        t->fiber = nullptr;
+        t = next;
+        cur = t;
+        thread_idx = t->idx;
     }
-    blk.warps[t->warp].live_mask &= ~(1u << t->lane);
-    leave(true);
-    abort();
 }
 
 const char *state_name(const Thread &t)
@@ -228,9 +263,12 @@ void run_block(bool reverse)
         blk.warps[w] = Warp{};
         blk.warps[w].live_mask = lanes == 32 ? 0xffffffffu : (1u << lanes) - 1;
     }
+    idle.clear();
+    for (Fiber &f : stacks)
+        idle.push_back(&f);
     for (int i = 0; i < n; i++) {
         Thread &t = blk.threads[i];
-        t.fiber = &stacks[i];
+        t.fiber = nullptr;
         t.idx = uint3{i % block_dim.x, (i / block_dim.x) % block_dim.y,
                       i / (block_dim.x * block_dim.y)};
         t.lane = i % 32;
@@ -238,15 +276,13 @@ void run_block(bool reverse)
         t.at = At::run;
         t.gen = 0;
         t.pending.clear();
-        fiber_start(t.fiber, thread_main, &t);
     }
     block_serial++; /* the block's static shared arrays start over */
     if (blk.smem)
         std::memset(blk.smem, 0xff, blk.smem_bytes); /* NaN in bf16 and fp32 */
     round = Round{n, 0, reverse, false};
     if (Thread *first = pick()) {
-        cur = first;
-        thread_idx = first->idx;
+        make_current(first);
         fiber_switch(&host, first->fiber, false);
     }
     if (blk.fault.empty() && blk.live > 0)

@@ -90,9 +90,18 @@ void fiber_destroy(Fiber *f)
     *f = Fiber{};
 }
 
+/* how deep a fiber's frames reach when it switches away for good: the
+ * sanitizer still has them, and a restarted fiber's new frames there would
+ * look like overflows into them */
+constexpr size_t SWITCH_FRAMES = 64 << 10;
+
 void fiber_start(Fiber *f, void (*entry)(void *), void *arg)
 {
     uintptr_t top = ((uintptr_t)f->stack_lo + f->stack_size) & ~(uintptr_t)15;
+#if EMU_ASAN
+    size_t clean = f->stack_size < SWITCH_FRAMES ? f->stack_size : SWITCH_FRAMES;
+    __asan_unpoison_memory_region((char *)f->stack_lo + f->stack_size - clean, clean);
+#endif
     /* after emu_ctx_switch's ret the stack is 16-aligned, as a call wants */
     uint64_t *ret = (uint64_t *)(top - 24);
     uint64_t *sp = ret - 7;
