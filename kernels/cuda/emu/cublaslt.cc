@@ -129,16 +129,14 @@ extern "C" {
 const char *cublasLtGetStatusString(cublasStatus_t s)
 {
     switch (s) {
-    case CUBLAS_STATUS_SUCCESS:
-        return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_INVALID_VALUE:
-        return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-        return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_ALLOC_FAILED:
-        return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_EXECUTION_FAILED:
-        return "CUBLAS_STATUS_EXECUTION_FAILED";
+#define NAME(x)                                                                                \
+    case x:                                                                                    \
+        return #x;
+        NAME(CUBLAS_STATUS_SUCCESS)
+        NAME(CUBLAS_STATUS_INVALID_VALUE)
+        NAME(CUBLAS_STATUS_NOT_SUPPORTED)
+        NAME(CUBLAS_STATUS_EXECUTION_FAILED)
+#undef NAME
     default:
         return "CUBLAS_STATUS_UNKNOWN (emulated cuBLASLt)";
     }

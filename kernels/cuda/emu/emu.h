@@ -1,24 +1,27 @@
-/* The CUDA emulator: the backend's own sources (the .cu files of kernels/cuda/) built
- * with the host's C++ compiler and run on the CPU, so that what the kernels
- * compute is checked on machines without a GPU (CI's), by the same GPU
- * checks (tests/gpu/test_*_cuda.c) against the CPU backend.
+/* The CUDA emulator: the backend's own sources (the .cu files of
+ * kernels/cuda/) built with the host's C++ compiler and run on the CPU, so
+ * that what the kernels compute is checked on machines without a GPU (CI's)
+ * by the same GPU checks (tests/gpu/test_*_cuda.c) against the CPU backend.
  *
  * This header is force-included before each source (-include); the build
  * (Makefile, "The CUDA emulator") first turns every launch
  * `k<<<grid, block, smem>>>(args)` into `emu::launch("k", k, grid, block,
- * smem)(args)` and a dynamic `extern __shared__` array into a pointer to the
- * block's (kernels/cuda/emu/launch.sed). The runtime and cuBLASLt that the
- * sources call are emulated too (runtime.cc, cublaslt.cc).
+ * smem)(args)`, a dynamic `extern __shared__` array into a pointer to the
+ * block's and a static one into emu::shared's storage
+ * (kernels/cuda/emu/launch.sed). The runtime and cuBLASLt that the sources
+ * call are emulated too (runtime.cc, cublaslt.cc), for one device used
+ * from one host thread.
  *
- * A block runs as one fiber per thread on a single host thread
- * (exec.cc): a thread runs until it reaches a barrier or a warp-wide
- * instruction (a shuffle, ldmatrix, mma), where it waits for the others it
- * needs. What the emulator does that a GPU would not forgive is a fault:
- * a barrier that not every thread reaches, lanes at different warp
- * instructions, a trap, a pointer argument outside device memory, a launch
- * beyond the device's limits. With COD_EMU_RACECHECK=1 every launch runs
- * twice, its threads in opposite orders, and a result that depends on the
- * order (a race between threads) is a fault naming the kernel. */
+ * A block's threads run as fibers on that host thread (exec.cc): a thread
+ * runs until it reaches a barrier or a warp-wide instruction (a shuffle,
+ * ldmatrix, mma), where it waits for the others it needs. What a GPU would
+ * not forgive is a fault: a barrier that not every thread reaches, lanes
+ * at different warp instructions, a trap, a pointer argument outside
+ * device memory, a launch beyond the device's limits. With
+ * COD_EMU_RACECHECK=1 every launch runs twice, its threads in opposite
+ * orders, and a result that depends on the order (a race between threads)
+ * is a fault naming the kernel. Not emulated: __launch_bounds__ (a launch
+ * past them runs), NCCL, timing. */
 #ifndef COD_CUDA_EMU_H
 #define COD_CUDA_EMU_H
 

@@ -79,15 +79,8 @@ bool fiber_create(Fiber *f, size_t size)
         munmap(m, size + page);
         return false;
     }
-    *f = Fiber{nullptr, (char *)m + page, size, nullptr, m, size + page};
+    *f = Fiber{nullptr, (char *)m + page, size, nullptr};
     return true;
-}
-
-void fiber_destroy(Fiber *f)
-{
-    if (f->map)
-        munmap(f->map, f->map_size);
-    *f = Fiber{};
 }
 
 /* how deep a fiber's frames reach when it switches away for good: the
@@ -143,7 +136,7 @@ bool fiber_of_thread(Fiber *f)
     pthread_attr_destroy(&a);
     if (e != 0)
         return false;
-    *f = Fiber{nullptr, lo, size, nullptr, nullptr, 0};
+    *f = Fiber{nullptr, lo, size, nullptr};
     return true;
 }
 

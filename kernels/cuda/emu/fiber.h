@@ -15,13 +15,11 @@ struct Fiber {
     void *stack_lo;    /* its stack, lowest address (after the guard page) */
     size_t stack_size;
     void *asan_fake;   /* AddressSanitizer's fake stack while switched away */
-    void *map;         /* what fiber_create mapped; none for the host thread's */
-    size_t map_size;
 };
 
-/* a fiber with a fresh stack of `size` bytes; false when out of memory */
+/* a fiber with a fresh stack of `size` bytes, kept for the process's
+ * life; false when out of memory */
 bool fiber_create(Fiber *f, size_t size);
-void fiber_destroy(Fiber *f);
 /* prepare f to call entry(arg) when first switched to; entry never returns
  * (it switches away for good with fiber_switch(..., true)) */
 void fiber_start(Fiber *f, void (*entry)(void *), void *arg);

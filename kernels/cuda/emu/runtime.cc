@@ -22,9 +22,6 @@
 /* an operation on a stream: cudaSuccess, or the fault it caused and why */
 typedef std::function<cudaError_t(std::string *)> Work;
 
-struct CUstream_st {
-    int flags;
-};
 struct CUevent_st {
     double ms;
 };
@@ -314,8 +311,6 @@ const char *cudaGetErrorString(cudaError_t e)
         return "operation failed due to a previous error during capture";
     case cudaErrorIllegalState:
         return "the operation cannot be performed in the present state";
-    case cudaErrorNotReady:
-        return "device not ready";
     default:
         return "unknown error (cuda emulator)";
     }
@@ -337,7 +332,6 @@ const char *cudaGetErrorName(cudaError_t e)
         NAME(cudaErrorStreamCaptureUnsupported)
         NAME(cudaErrorStreamCaptureInvalidated)
         NAME(cudaErrorIllegalState)
-        NAME(cudaErrorNotReady)
 #undef NAME
     default:
         return "cudaErrorUnknown";
@@ -419,9 +413,6 @@ cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr attr, int d)
     switch (attr) {
     case cudaDevAttrMultiProcessorCount:
         *v = emu::SMS;
-        return cudaSuccess;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
-        *v = (int)emu::SMEM_OPTIN;
         return cudaSuccess;
     default:
         return set(cudaErrorInvalidValue);
@@ -534,47 +525,11 @@ cudaError_t cudaDeviceSynchronize(void)
     return st().sticky ? set(st().sticky) : cudaSuccess;
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
-{
-    *s = new CUstream_st{(int)flags};
-    return cudaSuccess;
-}
-
-cudaError_t cudaStreamDestroy(cudaStream_t s)
-{
-    if (s == nullptr || s == cudaStreamPerThread || s == cudaStreamLegacy)
-        return set(cudaErrorInvalidValue);
-    delete s;
-    return cudaSuccess;
-}
-
-cudaError_t cudaStreamQuery(cudaStream_t s)
-{
-    if (emu::captured(s)) {
-        emu::forbidden_in_capture();
-        return cudaErrorStreamCaptureUnsupported;
-    }
-    return st().sticky ? set(st().sticky) : cudaSuccess;
-}
-
-cudaError_t cudaStreamSynchronize(cudaStream_t s)
-{
-    if (emu::captured(s)) {
-        emu::forbidden_in_capture();
-        return cudaErrorStreamCaptureUnsupported;
-    }
-    return st().sticky ? set(st().sticky) : cudaSuccess;
-}
-
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
-
 cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
     *e = new CUevent_st{0};
     return cudaSuccess;
 }
-
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned) { return cudaEventCreate(e); }
 
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
