@@ -191,9 +191,8 @@ build/gpu/%: build/rel/tests/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
-# the emulator's probes (kernels/cuda/emu/probes.cu), on a GPU and emulated
+# the emulator's probes (kernels/cuda/emu/probes.cu) on a GPU; emulated below
 build/gpu/test_emu: build/cuda/kernels/cuda/emu/probes.o
-build/emu/bin/test_emu: build/emu/obj/kernels/cuda/emu/probes.o
 
 build/gpu/bench_train_cuda: build/rel/bench/gpu/bench_train_cuda.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
@@ -202,12 +201,12 @@ build/gpu/bench_train_cuda: build/rel/bench/gpu/bench_train_cuda.o $(REL_LIB) $(
 gpu-tests: $(GPU_TESTS)
 
 # The CUDA emulator (kernels/cuda/emu/emu.h): the CUDA backend's own
-# sources, each launch and dynamic shared array rewritten by launch.sed,
+# sources, each launch and __shared__ declaration rewritten by launch.sed,
 # built for the CPU with the host's C++ compiler and the sanitizers, with
 # an emulated runtime and cuBLASLt (a library of cuBLASLt's name, found
-# first through the programs' RPATH). The GPU checks linked against them,
-# build/emu/bin/test_*_cuda, run in make test (tests/cuda_emu.sh) wherever
-# the CUDA headers are, GPU or not.
+# first through the programs' RPATH). The GPU checks, cod-train and the
+# benchmark's program linked against them (build/emu/bin/) run in make
+# test (tests/cuda_emu.sh) wherever the CUDA headers are, GPU or not.
 ifneq ($(strip $(CUDA_OBJ)),)
 EMU_FLAGS = -std=c++17 -D_GNU_SOURCE $(WARN) -Wno-unknown-pragmas -Ibuild/emu/src -I. -I$(CUDA_HOME)/include \
             -DCOD_CUDA_EMU -DCOD_HAVE_CUDA -O1 -g -fsanitize=address,undefined \
@@ -219,6 +218,17 @@ EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
             build/emu/bin/cod-train build/emu/bin/bench_train_cuda
+
+$(EMU_BINS): $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
+	@mkdir -p $(dir $@)
+	$(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib' \
+		-o $@ $(filter %.o,$^) $(LIB_LIBS)
+build/emu/bin/test_ops_cuda: build/emu/obj/tests/gpu/test_ops_cuda.o
+build/emu/bin/test_model_cuda: build/emu/obj/tests/gpu/test_model_cuda.o
+build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels/cuda/emu/probes.o
+build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
+build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
+$(EMU_OBJ) build/emu/obj/kernels/cuda/emu/probes.o: | $(EMU_HDRS)
 endif
 
 build/emu/src/%.cc: %.cu kernels/cuda/emu/launch.sed
@@ -229,7 +239,6 @@ build/emu/src/%.cc: %.cu kernels/cuda/emu/launch.sed
 build/emu/src/%.cuh: %.cuh kernels/cuda/emu/launch.sed
 	@mkdir -p $(dir $@)
 	{ echo '#line 1 "$<"'; sed -E -f kernels/cuda/emu/launch.sed $<; } > $@.tmp && mv $@.tmp $@
-$(EMU_OBJ) build/emu/obj/kernels/cuda/emu/probes.o: | $(EMU_HDRS)
 
 build/emu/obj/kernels/cuda/%.o: build/emu/src/kernels/cuda/%.cc
 	@mkdir -p $(dir $@)
@@ -239,11 +248,9 @@ build/emu/obj/kernels/cuda/emu/%.o: kernels/cuda/emu/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(EMU_FLAGS) -O2 -include kernels/cuda/emu/emu.h -c $< -o $@
 
-build/emu/obj/tests/gpu/%.o: tests/gpu/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -DCOD_HAVE_CUDA -c $< -o $@
-
-build/emu/obj/worker/%.o: worker/%.c
+# the C that calls the backend (the GPU checks, cod-train's device choice,
+# the benchmark), built as the sanitized tests are but with CUDA
+build/emu/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -DCOD_HAVE_CUDA -c $< -o $@
 
@@ -253,25 +260,6 @@ $(EMU_LT): kernels/cuda/emu/cublaslt.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(filter-out -fsanitize=% -O1,$(EMU_FLAGS)) -O2 -fPIC -shared -Wl,-soname,$(notdir $@) \
 		-o $@ $< -lopenblas
-
-EMU_LINK = $(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib'
-build/emu/bin/%: build/emu/obj/tests/gpu/%.o $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
-	@mkdir -p $(dir $@)
-	$(EMU_LINK) -o $@ $(filter %.o,$^) $(LIB_LIBS)
-
-build/emu/obj/bench/gpu/%.o: bench/gpu/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -DCOD_HAVE_CUDA -c $< -o $@
-
-build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
-	@mkdir -p $(dir $@)
-	$(EMU_LINK) -o $@ $(filter %.o,$^) $(LIB_LIBS)
-
-# cod-train on the emulator: a run on cuda:0 end to end (tests/cuda_emu.sh)
-build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o $(SAN_LIB) \
-                         $(EMU_OBJ) $(EMU_LT)
-	@mkdir -p $(dir $@)
-	$(EMU_LINK) -o $@ $(filter %.o,$^) $(LIB_LIBS)
 
 deps:
 	scripts/deps.sh
