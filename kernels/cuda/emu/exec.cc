@@ -169,6 +169,27 @@ void yield() { leave(false); }
     abort(); /* never resumed */
 }
 
+/* a float's bits and back, as registers hold them */
+uint32_t bits_of(float f)
+{
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    return b;
+}
+float float_of(uint32_t b)
+{
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+}
+
+/* whether [p, p + 16) leaves the block's dynamic shared memory (when it has some) */
+bool outside_smem(const void *p)
+{
+    const unsigned char *c = static_cast<const unsigned char *>(p);
+    return blk.smem && (c < blk.smem || c + 16 > blk.smem + blk.smem_bytes);
+}
+
 void land(Thread *t)
 {
     for (const Copy &c : t->pending) {
@@ -222,16 +243,14 @@ const char *state_name(const Thread &t)
 /* nobody can go on: say where the threads wait */
 void deadlock()
 {
-    int waiting_bar = 0, waiting_warp = 0, done = 0;
+    int waiting_bar = 0, done = 0;
     const Thread *first_warp = nullptr;
     for (const Thread &t : blk.threads) {
         if (t.at == At::barrier)
             waiting_bar++;
-        else if (t.at == At::warp) {
-            waiting_warp++;
-            if (!first_warp)
-                first_warp = &t;
-        } else if (t.at == At::done)
+        else if (t.at == At::warp && !first_warp)
+            first_warp = &t;
+        else if (t.at == At::done)
             done++;
     }
     char what[400];
@@ -368,22 +387,14 @@ void check_row(const void *p, const char *what)
 {
     if ((uintptr_t)p % 16)
         fault("%s: row address %p not 16-byte aligned", what, p);
-    if (blk.smem && ((const unsigned char *)p < blk.smem ||
-                     (const unsigned char *)p + 16 > blk.smem + blk.smem_bytes))
+    if (outside_smem(p))
         fault("%s: row address %p outside the block's %zu bytes of shared memory", what, p,
               blk.smem_bytes);
 }
 
 /* a bf16 is the top half of the fp32 of the same value */
-float bf16_bits(uint32_t half)
-{
-    uint32_t b = half << 16;
-    float f;
-    std::memcpy(&f, &b, 4);
-    return f;
-}
-float bf16_lo(uint32_t v) { return bf16_bits(v & 0xffff); }
-float bf16_hi(uint32_t v) { return bf16_bits(v >> 16); }
+float bf16_lo(uint32_t v) { return float_of(v << 16); }
+float bf16_hi(uint32_t v) { return float_of(v & 0xffff0000u); }
 
 /* the hot loop of the emulator, left uninstrumented: its reads of shared
  * memory are checked against the block's above */
@@ -443,12 +454,8 @@ __attribute__((no_sanitize("address", "undefined"))) void compute(Warp &w)
                 B[2 * t + 8 * r][g] = bf16_lo((uint32_t)v[4 + r]);
                 B[2 * t + 8 * r + 1][g] = bf16_hi((uint32_t)v[4 + r]);
             }
-            for (int r = 0; r < 4; r++) {
-                float c;
-                uint32_t bits = (uint32_t)v[6 + r];
-                std::memcpy(&c, &bits, 4);
-                C[g + 8 * (r / 2)][2 * t + r % 2] = c;
-            }
+            for (int r = 0; r < 4; r++)
+                C[g + 8 * (r / 2)][2 * t + r % 2] = float_of((uint32_t)v[6 + r]);
         }
         for (int l = 0; l < 32; l++) {
             const int g = l / 4, t = l % 4;
@@ -458,10 +465,7 @@ __attribute__((no_sanitize("address", "undefined"))) void compute(Warp &w)
                 double s = C[row][col];
                 for (int k = 0; k < 16; k++)
                     s += (double)A[row][k] * B[k][col];
-                float d = (float)s;
-                uint32_t bits;
-                std::memcpy(&bits, &d, 4);
-                w.out[l][r] = bits;
+                w.out[l][r] = bits_of((float)s);
             }
         }
         break;
@@ -529,16 +533,11 @@ void mma_bf16_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
         in.v[i] = a[i];
     in.v[4] = b0;
     in.v[5] = b1;
-    for (int i = 0; i < 4; i++) {
-        uint32_t bits;
-        std::memcpy(&bits, &c[i], 4);
-        in.v[6 + i] = bits;
-    }
+    for (int i = 0; i < 4; i++)
+        in.v[6 + i] = bits_of(c[i]);
     const uint64_t *out = warp_op(Op::mma, 0xffffffffu, 32, in);
-    for (int i = 0; i < 4; i++) {
-        uint32_t bits = (uint32_t)out[i];
-        std::memcpy(&c[i], &bits, 4);
-    }
+    for (int i = 0; i < 4; i++)
+        c[i] = float_of((uint32_t)out[i]);
 }
 
 void cp_async16(void *dst, const void *src, int src_bytes)
@@ -547,8 +546,7 @@ void cp_async16(void *dst, const void *src, int src_bytes)
         fault("cp.async of 16 bytes reading %d", src_bytes);
     if ((uintptr_t)dst % 16 || (uintptr_t)src % 16)
         fault("cp.async of 16 bytes from %p to %p: not 16-byte aligned", src, dst);
-    if (blk.smem && ((unsigned char *)dst < blk.smem ||
-                     (unsigned char *)dst + 16 > blk.smem + blk.smem_bytes))
+    if (outside_smem(dst))
         fault("cp.async to %p, outside the block's %zu bytes of shared memory", dst, blk.smem_bytes);
     cur->pending.push_back(Copy{dst, src, src_bytes});
 }

@@ -126,6 +126,8 @@ std::map<uintptr_t, size_t>::iterator holder(const void *p, size_t bytes)
     return a.end();
 }
 
+bool in_device(const void *p, size_t bytes) { return holder(p, bytes) != st().allocs.end(); }
+
 /* run now, or record while the stream is captured */
 cudaError_t issue(cudaStream_t s, Work work)
 {
@@ -163,7 +165,7 @@ cudaError_t run_launch(const Kernel &k, std::string *why)
 
 cudaError_t copy_checked(void *dst, const void *src, size_t n, cudaMemcpyKind kind)
 {
-    bool dd = holder(dst, n) != st().allocs.end(), sd = holder(src, n) != st().allocs.end();
+    bool dd = in_device(dst, n), sd = in_device(src, n);
     bool want_dd = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice,
          want_sd = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
     if (kind == cudaMemcpyDefault || kind == cudaMemcpyHostToHost)
@@ -178,6 +180,27 @@ cudaError_t copy_checked(void *dst, const void *src, size_t n, cudaMemcpyKind ki
     return cudaSuccess;
 }
 
+/* the errors the emulator answers with, by name and in the runtime's words */
+struct ErrorText {
+    cudaError_t code;
+    const char *name, *words;
+};
+#define ERROR_TEXT(code, words) {code, #code, words}
+const ErrorText ERRORS[] = {
+    ERROR_TEXT(cudaSuccess, "no error"),
+    ERROR_TEXT(cudaErrorInvalidValue, "invalid argument"),
+    ERROR_TEXT(cudaErrorMemoryAllocation, "out of memory"),
+    ERROR_TEXT(cudaErrorInvalidConfiguration, "invalid configuration argument"),
+    ERROR_TEXT(cudaErrorInvalidDevice, "invalid device ordinal"),
+    ERROR_TEXT(cudaErrorLaunchFailure, "unspecified launch failure"),
+    ERROR_TEXT(cudaErrorIllegalAddress, "an illegal memory access was encountered"),
+    ERROR_TEXT(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing"),
+    ERROR_TEXT(cudaErrorStreamCaptureInvalidated,
+               "operation failed due to a previous error during capture"),
+    ERROR_TEXT(cudaErrorIllegalState, "the operation cannot be performed in the present state"),
+};
+#undef ERROR_TEXT
+
 double now_ms()
 {
     return std::chrono::duration<double, std::milli>(
@@ -187,7 +210,7 @@ double now_ms()
 
 } /* namespace */
 
-bool device_pointer(const void *p) { return holder(p, 0) != st().allocs.end(); }
+bool device_pointer(const void *p) { return in_device(p, 0); }
 
 Snapshot snapshot(const std::vector<const void *> &inside)
 {
@@ -273,7 +296,7 @@ using emu::st;
 /* what the fake cuBLASLt (cublaslt.cc, a library of its own) calls back */
 extern "C" bool emu_device_span(const void *p, size_t bytes)
 {
-    return emu::holder(p, bytes) != st().allocs.end();
+    return emu::in_device(p, bytes);
 }
 
 extern "C" int emu_enqueue(cudaStream_t stream, void (*run)(void *), void *ctx,
@@ -290,52 +313,18 @@ extern "C" {
 
 const char *cudaGetErrorString(cudaError_t e)
 {
-    switch (e) {
-    case cudaSuccess:
-        return "no error";
-    case cudaErrorInvalidValue:
-        return "invalid argument";
-    case cudaErrorMemoryAllocation:
-        return "out of memory";
-    case cudaErrorInvalidConfiguration:
-        return "invalid configuration argument";
-    case cudaErrorInvalidDevice:
-        return "invalid device ordinal";
-    case cudaErrorLaunchFailure:
-        return "unspecified launch failure";
-    case cudaErrorIllegalAddress:
-        return "an illegal memory access was encountered";
-    case cudaErrorStreamCaptureUnsupported:
-        return "operation not permitted when stream is capturing";
-    case cudaErrorStreamCaptureInvalidated:
-        return "operation failed due to a previous error during capture";
-    case cudaErrorIllegalState:
-        return "the operation cannot be performed in the present state";
-    default:
-        return "unknown error (cuda emulator)";
-    }
+    for (const emu::ErrorText &t : emu::ERRORS)
+        if (t.code == e)
+            return t.words;
+    return "unknown error (cuda emulator)";
 }
 
 const char *cudaGetErrorName(cudaError_t e)
 {
-    switch (e) {
-#define NAME(x)                                                                                \
-    case x:                                                                                    \
-        return #x;
-        NAME(cudaSuccess)
-        NAME(cudaErrorInvalidValue)
-        NAME(cudaErrorMemoryAllocation)
-        NAME(cudaErrorInvalidConfiguration)
-        NAME(cudaErrorInvalidDevice)
-        NAME(cudaErrorLaunchFailure)
-        NAME(cudaErrorIllegalAddress)
-        NAME(cudaErrorStreamCaptureUnsupported)
-        NAME(cudaErrorStreamCaptureInvalidated)
-        NAME(cudaErrorIllegalState)
-#undef NAME
-    default:
-        return "cudaErrorUnknown";
-    }
+    for (const emu::ErrorText &t : emu::ERRORS)
+        if (t.code == e)
+            return t.name;
+    return "cudaErrorUnknown";
 }
 
 /* the device as new: no memory held, no error, no capture */
@@ -503,7 +492,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, cudaMemcpyKind kind
 
 cudaError_t cudaMemsetAsync(void *dst, int v, size_t n, cudaStream_t s)
 {
-    if (n && emu::holder(dst, n) == st().allocs.end())
+    if (n && !emu::in_device(dst, n))
         return set(cudaErrorInvalidValue);
     return emu::issue(s, [dst, v, n](std::string *) {
         std::memset(dst, v, n);
