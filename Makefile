@@ -229,6 +229,20 @@ build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels
 build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 $(EMU_OBJ) build/emu/obj/kernels/cuda/emu/probes.o: | $(EMU_HDRS)
+
+# A dry run of a GPU visit here (tests/gpu/README.md, COD_BIN_DRY): the
+# emulator's programs, cod-worker among them, beside the CPU-only server
+# and CLI in one directory. Not built by build-tests: make test runs none
+# of it.
+emu-dry: $(EMU_BINS) build/emu/bin/cod-worker bin/cod-server bin/cod bin/cod-analyze
+	@mkdir -p build/emu/dry
+	ln -sf $(abspath $^) build/emu/dry/
+build/emu/bin/cod-worker: build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
+                          build/emu/obj/kernels/cuda/comm_nccl.o \
+                          $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
+	@mkdir -p $(dir $@)
+	$(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib' \
+		-o $@ $(filter %.o,$^) $(LIB_LIBS) $(CLIENT_LIBS)
 endif
 
 build/emu/src/%.cc: %.cu kernels/cuda/emu/launch.sed
@@ -261,6 +275,11 @@ $(EMU_LT): kernels/cuda/emu/cublaslt.cc
 	$(CXX) $(filter-out -fsanitize=% -O1,$(EMU_FLAGS)) -O2 -fPIC -shared -Wl,-soname,$(notdir $@) \
 		-o $@ $< -lopenblas
 
+# the targets below that build as a step of theirs use every core, unless
+# make was given its own -j
+JOBS    ?= $(shell nproc)
+SUBMAKE  = $(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
 deps:
 	scripts/deps.sh
 
@@ -269,21 +288,21 @@ build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) $(GPU_TESTS) $(EMU_BINS) build/san
 
 test:
 	scripts/deps.sh test
-	$(MAKE) build-tests
+	$(SUBMAKE) build-tests
 	tests/run.sh
 
 # CORPUS=extended: the default corpus and more English (docs/data.md)
 corpus:
 	scripts/deps.sh $(if $(filter extended,$(CORPUS)),corpus-extended)
-	$(MAKE) bin/cod-prep
+	$(SUBMAKE) bin/cod-prep
 	CORPUS="$(CORPUS)" scripts/corpus.sh
 
 demo: deps
-	$(MAKE) all
+	$(SUBMAKE) all
 	scripts/demo.sh
 
 bench: deps
-	$(MAKE) all $(BENCHES)
+	$(SUBMAKE) all $(BENCHES)
 	bench/run.sh
 
 # PREFIX and DESTDIR as usual: make install PREFIX=/usr DESTDIR=/tmp/stage
@@ -294,7 +313,7 @@ install: all
 clean:
 	rm -rf build bin
 
-.PHONY: all deps build-tests test corpus demo bench install clean
+.PHONY: all deps build-tests test corpus demo bench install clean emu-dry
 .SECONDARY:
 
 # ---- Fuzzing (issue 14) ------------------------------------------------------

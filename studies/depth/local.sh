@@ -6,12 +6,18 @@
 # same database, the same sweep, workers resuming from their checkpoints.
 #   studies/depth/local.sh cpu   WORKERS CPU workers (default 2) of THREADS
 #                                OpenMP threads each (default 1), at nice 10
-#   studies/depth/local.sh gpu   WORKERS cuda:0 workers (default 3: models
-#                                this small leave the GPU idle between
-#                                launches, which the other runs fill), from
-#                                the GPU bundle (.gpu/bundle.tar.xz, made by
+#   studies/depth/local.sh gpu   WORKERS cuda:0 workers, from the GPU bundle
+#                                (.gpu/bundle.tar.xz, made by
 #                                tests/gpu/bundle.sh) when there is one, else
-#                                built here (nvcc and the corpus needed)
+#                                built here (nvcc and the corpus needed).
+#                                Models this small fill a few of the GPU's
+#                                132 SMs a kernel, so several runs at once
+#                                pay only when their kernels can share the
+#                                GPU: through NVIDIA's MPS daemon, started
+#                                for the study where the machine has one
+#                                and a probe run goes through it (MPS=0:
+#                                never); 6 workers then, else 3, which only
+#                                fill each other's gaps between launches
 # COD_BIN names the directory of cod-server, cod-worker and cod (default
 # bin/, or the bundle's); STUDY_DIR the study's state: its database, the
 # logs, the workers' checkpoints (default var/study-depth-TARGET). Stopped
@@ -24,19 +30,60 @@ target=${1:-}
 d=${STUDY_DIR:-var/study-depth-$target}
 mkdir -p "$d"
 d=$(cd "$d" && pwd)
+# NVIDIA's Multi-Process Service for the study's workers alone: its pipe
+# directory is the study's, so other programs on the GPU are not its
+# clients. Kept only if a two-update run on cuda:0 went through it (the
+# daemon then lists a server); a daemon left by a stopped call is reused.
+mps_dir=
+mps_start() { # study directory, directory of cod-train
+    local m=$1/mps servers
+    command -v nvidia-cuda-mps-control >/dev/null ||
+        { echo "study: no nvidia-cuda-mps-control here, so the workers take turns on the GPU"; return 1; }
+    mkdir -p "$m"
+    export CUDA_MPS_PIPE_DIRECTORY=$m CUDA_MPS_LOG_DIRECTORY=$m
+    mps_dir=$m
+    nvidia-cuda-mps-control -d >> "$m/start.log" 2>&1
+    if mps_probe "$1" "$2"; then
+        servers=$(echo get_server_list | timeout 10 nvidia-cuda-mps-control 2>/dev/null)
+        if [ -n "$servers" ]; then
+            echo "study: the workers share the GPU through MPS (server $servers; logs in $m)"
+            return 0
+        fi
+    fi
+    echo "study: a probe run did not go through MPS (see $m/), so the workers take turns on the GPU"
+    mps_stop
+    return 1
+}
+mps_probe() { # study directory, directory of cod-train
+    local p=$1/mps/probe
+    [ -x "$2/cod-train" ] || { echo "no $2/cod-train to probe with" > "$1/mps/probe.log"; return 1; }
+    mkdir -p "$p"
+    printf '%s\n' '{"model": {"dim": 64, "n_layers": 1, "n_heads": 2, "ffn_dim": 176},' \
+        ' "data": {"train": "var/data/default-bytes/train_*.bin", "val": "var/data/default-bytes/val_*.bin"},' \
+        ' "train": {"steps": 2, "seq_len": 128, "batch_seqs": 4, "micro_batch": 4},' \
+        ' "eval": {"every": 2, "tokens": 512}, "stats": {"every": 0}, "checkpoint": {"every": 0}}' > "$p/spec.json"
+    rm -rf "$p/run"
+    timeout -k 5 60 "$2/cod-train" "$p/spec.json" --out "$p/run" --device cuda:0 > "$1/mps/probe.log" 2>&1
+}
+mps_stop() {
+    [ -n "$mps_dir" ] || return 0
+    echo quit | timeout 30 nvidia-cuda-mps-control >/dev/null 2>&1 || true
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    mps_dir=
+}
 if [ "$target" = gpu ]; then
     # the machine's CUDA libraries on LD_LIBRARY_PATH, and the bundle unpacked
     . tests/gpu/bundle_env.sh
     gpu_env_setup "$d" || exit 1
-    if [ -f .gpu/bundle.tar.xz ]; then
-        BIN=${COD_BIN_STUDY:-$COD_BIN}
+    if [ -f .gpu/bundle.tar.xz ] || [ -n "${COD_BIN_DRY:-}" ]; then
+        BIN=$COD_BIN
         # the base spec names var/data/default-bytes, which the bundle carries
         [ -e var/data/default-bytes ] || { mkdir -p var/data && ln -s "$COD_DATA/default-bytes" var/data/default-bytes; }
     else
         BIN=bin
         make -j"$(nproc)" all >"$d/build.log" 2>&1 || { echo "study: build failed (see $d/build.log)" >&2; exit 1; }
     fi
-    device=cuda:0 workers=${WORKERS:-3} nice=0 threads=${THREADS:-4}
+    device=cuda:0 nice=0 threads=${THREADS:-2}
     # a lent machine answers within ten minutes: report what ended by eight
     export POLL=${POLL:-5} DEADLINE=${DEADLINE:-480}
 else
@@ -60,9 +107,14 @@ stop() {
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
     [ -z "$server" ] || { kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null; } || true
+    mps_stop
 }
 trap stop EXIT
 trap 'echo "study: stopping (run again to resume)"; exit 130' INT TERM
+if [ "$target" = gpu ]; then
+    [ "${MPS:-1}" = 0 ] || mps_start "$d" "$BIN" || true
+    workers=${WORKERS:-$([ -n "$mps_dir" ] && echo 6 || echo 3)}
+fi
 rm -f "$d/port"
 "$BIN/cod-server" --listen 127.0.0.1:0 --port-file "$d/port" --db "$d/cod.db" \
     --log-requests 0 2>>"$d/server.log" &
@@ -77,6 +129,9 @@ for i in $(seq "$workers"); do
 done
 echo "study: cod-server $COD_SERVER, $workers $device worker(s); logs in $d"
 start=$SECONDS
+# DEADLINE counts from this script's start, not run.sh's: the MPS probe
+# and the server's start come out of it
+[ -z "${DEADLINE:-}" ] || export DEADLINE=$((DEADLINE - SECONDS))
 # in the background, because bash runs a trap only once a foreground
 # command has ended: a TERM would otherwise wait for the whole sweep
 COD=$BIN/cod studies/depth/run.sh "$target" &

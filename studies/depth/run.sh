@@ -51,7 +51,7 @@ while :; do
     fi
     case "$states" in *queued* | *running*) ;; *) break ;; esac
     if [ -n "${DEADLINE:-}" ] && [ "$SECONDS" -ge "$DEADLINE" ]; then
-        echo "depth study: ${DEADLINE} s passed with cells unfinished; the report shows what ended"
+        echo "depth study: DEADLINE passed with cells unfinished; the report shows what ended"
         break
     fi
     sleep "${POLL:-30}"

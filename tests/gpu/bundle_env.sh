@@ -5,14 +5,22 @@
 #   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes)
 #   COD_REF   directory of the bundled CPU reference run (empty if none)
 # With .gpu/bundle.tar.xz present (tests/gpu/bundle.sh), it is unpacked once
-# into .gpu/bundle and used as it is: nothing is built. Otherwise the
-# programs are built here with make (a machine with nvcc and the corpus).
+# into .gpu/bundle and used as it is: nothing is built. With COD_BIN_DRY set
+# (a directory of those programs linked against the CUDA emulator, with
+# COD_DATA: a dry run of the scripts, tests/gpu/README.md) those are used.
+# Otherwise the programs are built here with make (a machine with nvcc and
+# the corpus).
 # Either way LD_LIBRARY_PATH gets the machine's own CUDA libraries, which
 # the programs open with dlopen: the toolkit's lib64, else the copies in
 # PyTorch's nvidia-* wheels.
 gpu_env_setup() { # log directory
     local log_dir=$1
-    if [ -f .gpu/bundle.tar.xz ]; then
+    if [ -n "${COD_BIN_DRY:-}" ]; then
+        COD_BIN=$(cd "$COD_BIN_DRY" && pwd) || { echo "FAIL COD_BIN_DRY: no directory $COD_BIN_DRY"; return 1; }
+        [ -d "${COD_DATA:-}" ] || { echo "FAIL COD_BIN_DRY: COD_DATA must name the data's directory"; return 1; }
+        COD_REF=
+        echo "dry run: the programs of $COD_BIN_DRY"
+    elif [ -f .gpu/bundle.tar.xz ]; then
         local b=.gpu/bundle
         if [ ! -f "$b/.unpacked" ] || [ .gpu/bundle.tar.xz -nt "$b/.unpacked" ]; then
             rm -rf "$b" && mkdir -p "$b" && tar -C "$b" -xJf .gpu/bundle.tar.xz && touch "$b/.unpacked" ||

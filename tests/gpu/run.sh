@@ -19,13 +19,15 @@
 #                    equals the plain run; a gang of two where 2+ GPUs
 # Each prints PASS/FAIL lines; exits 0 only if every check passed. A check
 # that runs past CHECK_TIMEOUT seconds (default 240; all of them together
-# took 3.5 minutes on an H100) is stopped and fails, so that a hung kernel
+# took 3.5 minutes on an H100), or past CHECKS_UNTIL (a time in seconds
+# since 1970, a call's end), is stopped and fails, so that a hung kernel
 # costs one check, not the rest of a lent machine's call. Not part of `make test`
 # (tests/run.sh runs build/tests/* and tests/*.sh only).
-# Usage: tests/gpu/run.sh [name-filter]   logs in ${GPU_LOGS:-build/gpu/logs}
+# Usage: tests/gpu/run.sh [name-filter...]   logs in ${GPU_LOGS:-build/gpu/logs}
+# (a check runs when its name holds one of the filters; none: every check)
 set -u
 cd "$(dirname "$0")/../.."
-only="${1:-}"
+filters=("$@")
 log_dir=${GPU_LOGS:-build/gpu/logs}
 mkdir -p "$log_dir"
 . tests/gpu/bundle_env.sh
@@ -33,14 +35,26 @@ gpu_env_setup "$log_dir" || exit 1
 export GPU_LOGS=$log_dir
 passed=0 failed=0
 run_one() {
-    local name=$1; shift
-    [ -n "$only" ] && [[ "$name" != *"$only"* ]] && return
-    local log="$log_dir/$name.log" start=$SECONDS
-    timeout -k 10 "${CHECK_TIMEOUT:-240}" "$@" > "$log" 2>&1
+    local name=$1 f; shift
+    if [ ${#filters[@]} -gt 0 ]; then
+        for f in "${filters[@]}"; do [[ "$name" == *"$f"* ]] && break; done
+        [[ "$name" == *"$f"* ]] || return
+    fi
+    local log="$log_dir/$name.log" start=$SECONDS limit=${CHECK_TIMEOUT:-240}
+    if [ -n "${CHECKS_UNTIL:-}" ]; then
+        local until=$((CHECKS_UNTIL - $(date +%s)))
+        [ "$until" -lt "$limit" ] && limit=$until
+        if [ "$limit" -le 0 ]; then
+            echo "FAIL $name (not run: CHECKS_UNTIL had passed)"
+            failed=$((failed + 1))
+            return
+        fi
+    fi
+    timeout -k 10 "$limit" "$@" > "$log" 2>&1
     local rc=$? p f
     p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log")
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-        f=$((f + 1)); echo "FAIL $name (stopped after ${CHECK_TIMEOUT:-240} s)"
+        f=$((f + 1)); echo "FAIL $name (stopped after $limit s)"
     elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $name (exit $rc)"; fi
     grep -E '^(PASS|FAIL) ' "$log" | sed "s/^\(PASS\|FAIL\) /\1 $name: /"
     [ "$f" -ne 0 ] && grep -vE '^(PASS|FAIL) ' "$log" | tail -n 40 | sed 's/^/    /'

@@ -520,6 +520,40 @@ cudaError_t cudaEventCreate(cudaEvent_t *e)
     return cudaSuccess;
 }
 
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned)
+{
+    return cudaEventCreate(e);
+}
+
+/* Streams of their own (the NCCL communicator's): work runs as it is
+ * issued, so a stream is only a name, always idle, and waiting on an event
+ * has nothing to wait for. */
+struct CUstream_st {
+    int unused;
+};
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
+{
+    *s = new CUstream_st{0};
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    delete s;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t)
+{
+    return st().sticky ? set(st().sticky) : cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned)
+{
+    return st().sticky ? set(st().sticky) : cudaSuccess;
+}
+
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
     delete e;

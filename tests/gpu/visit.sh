@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# A lent GPU's 15 minutes, machine start included, as two prepared calls of
+# the device tool (tests/gpu/README.md, "A GPU visit"), each run under a
+# budget of its own so that it always ends, archive written, before the
+# tool's limit: every step gets what is left of the budget less the
+# archive's margin, and a step cut off counts as failed, not as lost.
+#   tests/gpu/visit.sh check   every GPU check (tests/gpu/run.sh, in two
+#                              halves at once) beside the depth study
+#                              (studies/depth/local.sh gpu), which reports
+#                              what has ended when the budget runs out
+#   tests/gpu/visit.sh speed   cod against torch.compile at the paper's
+#                              batch (bench/gpu/run.sh), llama-130m and
+#                              llama-1b first (the MFU targets), then cod's
+#                              own profile of llama-130m, then llama-71m and
+#                              llama-350m while time is left
+# BUDGET: the call's seconds (default 450 for check, 230 for speed); pass a
+# device timeout_s some 30 s above it. What comes back: $OUT/CALL.txt, the
+# summary (also printed), and $OUT/CALL.tgz, every log and the study's
+# report. Without OUT (a dry run on another machine) they go to
+# build/gpu/visit. Runs from the bundle (.gpu/bundle.tar.xz) or, without
+# one, from programs built here, as tests/gpu/run.sh does.
+set -u
+cd "$(dirname "$0")/../.."
+call=${1:-}
+case $call in
+check) budget=${BUDGET:-450} ;;
+speed) budget=${BUDGET:-230} ;;
+*) echo "usage: tests/gpu/visit.sh check|speed" >&2; exit 2 ;;
+esac
+case $budget in
+'' | *[!0-9]*) echo "tests/gpu/visit.sh: BUDGET must be a number of seconds, not '$budget'" >&2; exit 2 ;;
+esac
+out=${OUT:-build/gpu/visit}
+# the depth study's report: the committed folder, unless a GRID makes the
+# study another sweep (a dry run's, say)
+report=${STUDY_OUT:-studies/depth/gpu}
+logs=build/gpu/visit-$call
+rm -rf "$logs"
+mkdir -p "$out" "$logs"
+summary=$out/$call.txt
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+# seconds left for a step that must end `margin` seconds before the budget
+left() { echo $((budget - SECONDS - ${1:-20})); }
+archive() {
+    local extra=()
+    [ "$call" = check ] && extra=("$report" var/study-depth-gpu/*.log var/study-depth-gpu/mps)
+    say "visit $call: $SECONDS s of $budget"
+    tar -czf "$out/$call.tgz" --ignore-failed-read "$logs" "${extra[@]}" 2>/dev/null
+}
+trap archive EXIT
+. tests/gpu/bundle_env.sh
+# once here, before the steps that run at once would each unpack the bundle
+gpu_env_setup "$logs" > "$logs/setup.log" 2>&1
+setup=$?
+tee -a "$summary" < "$logs/setup.log"
+[ "$setup" -eq 0 ] || exit 1
+GPU_LOGS=$logs bash tests/gpu/probe.sh > "$logs/probe.log" 2>&1
+sed -n 's/^gpu: /GPU: /p' "$logs/probe.log" | tee -a "$summary"
+
+check_call() {
+    local t
+    # the study from the start: the longest step, and the only one that ends
+    # on its own at a deadline (with its report) rather than being cut off
+    # (OUT, the device tool's folder here, is also run.sh's report folder)
+    DEADLINE=$(left 60) STUDY_DIR=var/study-depth-gpu OUT=$report studies/depth/local.sh gpu \
+        > "$logs/study.log" 2>&1 &
+    local study=$!
+    # the checks in two halves of about equal length, each check stopped
+    # (and failed) where it would run into the archive's margin
+    export CHECKS_UNTIL=$(($(date +%s) + $(left 40)))
+    GPU_LOGS=$logs/a tests/gpu/run.sh test_emu test_ops_cuda test_model_cuda export gang \
+        > "$logs/checks-a.log" 2>&1 &
+    local a=$!
+    GPU_LOGS=$logs/b tests/gpu/run.sh loss_curve sanitize fault moves > "$logs/checks-b.log" 2>&1
+    wait "$a"
+    grep -hE '^(FAIL|[a-z_]+ +[0-9]+ passed)' "$logs/checks-a.log" "$logs/checks-b.log" | tee -a "$summary"
+    # local.sh ends at its deadline; past the budget it is stopped (its
+    # runs back in the queue, no report), which the summary says
+    t=$(left 10)
+    if [ "$t" -gt 0 ]; then
+        timeout -s TERM -k 5 "$t" tail --pid="$study" -f /dev/null
+    fi
+    if [ -e "/proc/$study" ] && ! grep -q '^State:.*Z' "/proc/$study/status" 2>/dev/null; then
+        kill -TERM "$study" && say "study: stopped at the budget, before its report"
+    fi
+    wait "$study"
+    grep -E '^(study|depth study|cod |\[)' "$logs/study.log" | tail -n 8 | tee -a "$summary"
+}
+
+speed_call() {
+    local p t
+    # cod, then torch.compile, for one preset; eager is the first visit's
+    bench() { # preset
+        t=$(left 15)
+        [ "$t" -gt 20 ] || { say "bench $1: no time left"; return; }
+        BENCH_OUT=$logs IMPLS="cod torch-compile" CEILINGS=0 timeout -k 5 "$t" bench/gpu/run.sh "$1" \
+            > "$logs/bench-$1.log" 2>&1 || say "bench $1: cut off or failed (see bench-$1.log)"
+        grep -E "^$1 " "$logs/bench-$1.log" | tee -a "$summary"
+    }
+    bench llama-130m
+    bench llama-1b
+    # where llama-130m's step goes, op by op (an event after every launch)
+    t=$(left 15)
+    if [ "$t" -gt 20 ]; then
+        COD_CUDA_PROFILE=1 timeout -k 5 "$t" "$COD_BIN/bench_train_cuda" llama-130m 989 64 5 \
+            > "$logs/profile-llama-130m.log" 2>&1 || say "profile: cut off or failed"
+        grep -E '^PROFILE' "$logs/profile-llama-130m.log" | head -n 12 | tee -a "$summary"
+    else
+        say "profile: no time left"
+    fi
+    for p in llama-71m llama-350m; do bench "$p"; done
+}
+
+"${call}_call"
