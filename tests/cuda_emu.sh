@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run.sh: start first
 # The GPU checks of the CUDA backend on the CUDA emulator (kernels/cuda/emu/):
 # the backend's own kernels, run on the CPU, against the CPU backend, by the
 # very programs tests/gpu/run.sh runs on a GPU: test_emu (the emulator's own

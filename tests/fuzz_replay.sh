@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run.sh: start first
 # The fuzz harnesses of tests/fuzz/ in `make test`: each replays its
 # checked-in corpus (tests/fuzz/corpus/NAME/: the seeds, and an input for
 # every bug fuzzing found, named bug_*) and then fuzzes from it for

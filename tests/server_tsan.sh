@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run.sh: start first
 # cod-server's threads under ThreadSanitizer: the server built with
 # -fsanitize=thread (build/tsan-bin/cod-server, from make build-tests) runs
 # the server tests, which drive its HTTP, store, waker and reaper threads

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run.sh: start first
 # The depth study's one command (studies/depth/local.sh cpu) stopped and run
 # again, as a researcher does with a sweep of hours: a small GRID on the
 # study's own base spec and the default corpus, its state in a folder of

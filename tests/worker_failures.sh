@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tests/run.sh: start first
 # The worker surviving what breaks on real clusters: a job whose data
 # vanished, a worker killed with -9, the server killed with -9, a cancel, a
 # worker stopped with SIGTERM. Each experiment that resumes must end with the
