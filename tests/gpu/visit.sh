@@ -8,11 +8,11 @@
 #                              halves at once) beside the depth study
 #                              (studies/depth/local.sh gpu), which reports
 #                              what has ended when the budget runs out
-#   tests/gpu/visit.sh speed   cod against torch.compile at the paper's
-#                              batch (bench/gpu/run.sh), llama-130m and
-#                              llama-1b first (the MFU targets), then cod's
-#                              own profile of llama-130m, then llama-71m and
-#                              llama-350m while time is left
+#   tests/gpu/visit.sh speed   cod at the paper's batch (bench/gpu/run.sh)
+#                              at llama-130m, -1b, -71m and -350m, cod's own
+#                              profile of llama-130m, then torch.compile at
+#                              the same sizes in that order while time is
+#                              left, and cod's ratio to it
 # BUDGET: the call's seconds (default 450 for check, 230 for speed); pass a
 # device timeout_s some 30 s above it. What comes back: $OUT/CALL.txt, the
 # summary (also printed), and $OUT/CALL.tgz, every log and the study's
@@ -90,17 +90,17 @@ check_call() {
 }
 
 speed_call() {
-    local p t
-    # cod, then torch.compile, for one preset; eager is the first visit's
-    bench() { # preset
+    local p t impl
+    bench() { # preset, implementation
         t=$(left 15)
-        [ "$t" -gt 20 ] || { say "bench $1: no time left"; return; }
-        BENCH_OUT=$logs IMPLS="cod torch-compile" CEILINGS=0 timeout -k 5 "$t" bench/gpu/run.sh "$1" \
-            > "$logs/bench-$1.log" 2>&1 || say "bench $1: cut off or failed (see bench-$1.log)"
-        grep -E "^$1 " "$logs/bench-$1.log" | tee -a "$summary"
+        [ "$t" -gt 20 ] || { say "bench $1 $2: no time left"; return; }
+        BENCH_OUT=$logs IMPLS=$2 CEILINGS=0 timeout -k 5 "$t" bench/gpu/run.sh "$1" \
+            > "$logs/bench-$1-$2.log" 2>&1 || say "bench $1 $2: cut off or failed (see bench-$1-$2.log)"
+        grep -E "^$1 " "$logs/bench-$1-$2.log" | tee -a "$summary"
     }
-    bench llama-130m
-    bench llama-1b
+    # cod's own figures first, seconds each: MFU at every size whatever
+    # else is cut off
+    for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" cod; done
     # where llama-130m's step goes, op by op (an event after every launch)
     t=$(left 15)
     if [ "$t" -gt 20 ]; then
@@ -111,7 +111,16 @@ speed_call() {
     else
         say "profile: no time left"
     fi
-    for p in llama-71m llama-350m; do bench "$p"; done
+    # torch.compile, a minute or more each to compile: the MFU targets'
+    # sizes first; eager is the first visit's
+    for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" torch-compile; done
+    # cod over torch.compile, from the two RESULT lines of one preset
+    for p in llama-130m llama-1b llama-71m llama-350m; do
+        awk -v p="$p" '/^RESULT/ { for (i = 1; i <= NF; i++) if ($i ~ /^tokens_per_s=/) t[FILENAME] = substr($i, 14) }
+            END { for (f in t) if (f ~ /-cod-/) c = t[f]; else o = t[f]
+                  if (c && o) printf "%-11s cod / torch-compile %.2fx\n", p, c / o }' \
+            "$logs/$p"-cod-accum*.log "$logs/$p"-torch-compile-accum*.log 2>/dev/null | tee -a "$summary"
+    done
 }
 
 "${call}_call"
