@@ -66,6 +66,7 @@ for i in "${!names[@]}"; do
     ran+=("$name")
 done
 wait
+[ ${#ran[@]} -gt 0 ] || { echo "tests/run.sh: no test program's name holds '$only'" >&2; exit 1; }
 passed=0 failed=0
 for name in "${ran[@]}"; do
     if read -r p f < "$log_dir/$name.count"; then
