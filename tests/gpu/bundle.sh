@@ -90,4 +90,7 @@ git rev-parse HEAD > "$stage/commit" 2>/dev/null || true
 git status --porcelain > "$stage/dirty" 2>/dev/null || true
 tar -C "$stage" -cJf "$dest/bundle.tar.xz.tmp" .
 mv "$dest/bundle.tar.xz.tmp" "$dest/bundle.tar.xz"
+# an unpacked copy (a dry run's, here) would travel with a carried .gpu and
+# take it past the device tool's 64 MiB; the scripts unpack it where they run
+rm -rf "$dest/bundle"
 du -sh "$dest/bundle.tar.xz" "$stage" | sed 's/^/bundle: /'
