@@ -230,14 +230,14 @@ build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/d
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 $(EMU_OBJ) build/emu/obj/kernels/cuda/emu/probes.o: | $(EMU_HDRS)
 
-# A dry run of a GPU visit here (tests/gpu/README.md, COD_BIN_DRY): the
-# emulator's programs, cod-worker among them, beside the CPU-only server
-# and CLI in one directory. Not built by build-tests: make test runs none
-# of it.
-emu-dry: $(EMU_BINS) build/emu/bin/cod-worker bin/cod-server bin/cod bin/cod-analyze
+# A dry run of a GPU visit here (tests/gpu/README.md, COD_BIN_DRY; make
+# test's tests/gpu_visit.sh): the emulator's programs, cod-worker among
+# them, beside the CPU-only server and CLI in one directory.
+EMU_WORKER = build/emu/bin/cod-worker
+emu-dry: $(EMU_BINS) $(EMU_WORKER) bin/cod-server bin/cod bin/cod-analyze
 	@mkdir -p build/emu/dry
 	ln -sf $(abspath $^) build/emu/dry/
-build/emu/bin/cod-worker: build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
+$(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
                           build/emu/obj/kernels/cuda/comm_nccl.o \
                           $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
 	@mkdir -p $(dir $@)
@@ -283,7 +283,7 @@ SUBMAKE  = $(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 deps:
 	scripts/deps.sh
 
-build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) $(GPU_TESTS) $(EMU_BINS) build/san-bin/cod-worker \
+build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) $(GPU_TESTS) $(EMU_BINS) $(EMU_WORKER) build/san-bin/cod-worker \
              build/test-lib/faulty_vfs.so build/tsan-bin/cod-server
 
 test:

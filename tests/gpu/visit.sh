@@ -18,7 +18,10 @@
 # summary (also printed), and $OUT/CALL.tgz, every log and the study's
 # report. Without OUT (a dry run on another machine) they go to
 # build/gpu/visit. Runs from the bundle (.gpu/bundle.tar.xz) or, without
-# one, from programs built here, as tests/gpu/run.sh does.
+# one, from programs built here, as tests/gpu/run.sh does. Exit 0 when
+# every step passed (check: every check, and the study wrote its report).
+# For a dry run (tests/gpu_visit.sh): CHECKS_A and CHECKS_B name the two
+# halves' checks, STUDY_DIR and STUDY_OUT the study's state and report.
 set -u
 cd "$(dirname "$0")/../.."
 call=${1:-}
@@ -34,6 +37,8 @@ out=${OUT:-build/gpu/visit}
 # the depth study's report: the committed folder, unless a GRID makes the
 # study another sweep (a dry run's, say)
 report=${STUDY_OUT:-studies/depth/gpu}
+study_dir=${STUDY_DIR:-var/study-depth-gpu}
+status=0
 logs=build/gpu/visit-$call
 rm -rf "$logs"
 mkdir -p "$out" "$logs"
@@ -44,7 +49,7 @@ say() { echo "$*" | tee -a "$summary"; }
 left() { echo $((budget - SECONDS - ${1:-20})); }
 archive() {
     local extra=()
-    [ "$call" = check ] && extra=("$report" var/study-depth-gpu/*.log var/study-depth-gpu/mps)
+    [ "$call" = check ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
     say "visit $call: $SECONDS s of $budget"
     # the checks' checkpoints would pass the 16 MiB a file that comes back
     tar -czf "$out/$call.tgz" --ignore-failed-read --exclude='*.safetensors' "$logs" "${extra[@]}" 2>/dev/null
@@ -64,17 +69,20 @@ check_call() {
     # the study from the start: the longest step, and the only one that ends
     # on its own at a deadline (with its report) rather than being cut off
     # (OUT, the device tool's folder here, is also run.sh's report folder)
-    DEADLINE=$(left 60) STUDY_DIR=var/study-depth-gpu OUT=$report studies/depth/local.sh gpu \
+    DEADLINE=$(left 60) STUDY_DIR=$study_dir OUT=$report studies/depth/local.sh gpu \
         > "$logs/study.log" 2>&1 &
     local study=$!
     # the checks in two halves of about equal length, each check stopped
     # (and failed) where it would run into the archive's margin
     export CHECKS_UNTIL=$(($(date +%s) + $(left 40)))
-    GPU_LOGS=$logs/a tests/gpu/run.sh test_emu test_ops_cuda test_model_cuda export gang \
+    # shellcheck disable=SC2086 # check names, as words
+    GPU_LOGS=$logs/a tests/gpu/run.sh ${CHECKS_A:-test_emu test_ops_cuda test_model_cuda export gang} \
         > "$logs/checks-a.log" 2>&1 &
     local a=$!
-    GPU_LOGS=$logs/b tests/gpu/run.sh loss_curve sanitize fault moves > "$logs/checks-b.log" 2>&1
-    wait "$a"
+    # shellcheck disable=SC2086
+    GPU_LOGS=$logs/b tests/gpu/run.sh ${CHECKS_B:-loss_curve sanitize fault moves} > "$logs/checks-b.log" 2>&1 ||
+        status=1
+    wait "$a" || status=1
     grep -hE '^(FAIL|[a-z_]+ +[0-9]+ passed)' "$logs/checks-a.log" "$logs/checks-b.log" | tee -a "$summary"
     # local.sh ends at its deadline; past the budget it is stopped (its
     # runs back in the queue, no report), which the summary says
@@ -87,15 +95,17 @@ check_call() {
     fi
     wait "$study"
     grep -E '^(study|depth study|cod |\[)' "$logs/study.log" | tail -n 8 | tee -a "$summary"
+    grep -q '^depth study: report in' "$logs/study.log" || status=1
 }
 
 speed_call() {
     local p t impl
     bench() { # preset, implementation
         t=$(left 15)
-        [ "$t" -gt 20 ] || { say "bench $1 $2: no time left"; return; }
+        [ "$t" -gt 20 ] || { say "bench $1 $2: no time left"; status=1; return; }
         BENCH_OUT=$logs IMPLS=$2 CEILINGS=0 timeout -k 5 "$t" bench/gpu/run.sh "$1" \
-            > "$logs/bench-$1-$2.log" 2>&1 || say "bench $1 $2: cut off or failed (see bench-$1-$2.log)"
+            > "$logs/bench-$1-$2.log" 2>&1 ||
+            { say "bench $1 $2: cut off or failed (see bench-$1-$2.log)"; status=1; }
         grep -E "^$1 " "$logs/bench-$1-$2.log" | tee -a "$summary"
     }
     # cod's own figures first, seconds each: MFU at every size whatever
@@ -106,10 +116,11 @@ speed_call() {
     if [ "$t" -gt 20 ]; then
         COD_CUDA_PROFILE=1 timeout -k 5 "$t" "$COD_BIN/bench_train_cuda" llama-130m 989 64 5 \
             > "$logs/profile-llama-130m.log" 2>&1 ||
-            say "profile: cut off or failed: $(tail -n 1 "$logs/profile-llama-130m.log")"
+            { say "profile: cut off or failed: $(tail -n 1 "$logs/profile-llama-130m.log")"; status=1; }
         grep -E '^PROFILE' "$logs/profile-llama-130m.log" | head -n 12 | tee -a "$summary"
     else
         say "profile: no time left"
+        status=1
     fi
     # torch.compile, a minute or more each to compile: the MFU targets'
     # sizes first; eager is the first visit's
@@ -124,3 +135,4 @@ speed_call() {
 }
 
 "${call}_call"
+exit $status
