@@ -218,31 +218,28 @@ EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
             build/emu/bin/cod-train build/emu/bin/bench_train_cuda
+# A dry run of a GPU visit here (tests/gpu/README.md, COD_BIN_DRY; make
+# test's tests/gpu_visit.sh): the emulator's programs, cod-worker among
+# them, beside the CPU-only server and CLI in one directory.
+EMU_WORKER = build/emu/bin/cod-worker
 
-$(EMU_BINS): $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
+$(EMU_BINS) $(EMU_WORKER): $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
 	@mkdir -p $(dir $@)
 	$(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib' \
-		-o $@ $(filter %.o,$^) $(LIB_LIBS)
+		-o $@ $(filter %.o,$^) $(LIB_LIBS) $(EMU_CLIENT_LIBS)
 build/emu/bin/test_ops_cuda: build/emu/obj/tests/gpu/test_ops_cuda.o
 build/emu/bin/test_model_cuda: build/emu/obj/tests/gpu/test_model_cuda.o
 build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels/cuda/emu/probes.o
 build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
+$(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
+               build/emu/obj/kernels/cuda/comm_nccl.o
+$(EMU_WORKER): EMU_CLIENT_LIBS = $(CLIENT_LIBS)
 $(EMU_OBJ) build/emu/obj/kernels/cuda/emu/probes.o: | $(EMU_HDRS)
 
-# A dry run of a GPU visit here (tests/gpu/README.md, COD_BIN_DRY; make
-# test's tests/gpu_visit.sh): the emulator's programs, cod-worker among
-# them, beside the CPU-only server and CLI in one directory.
-EMU_WORKER = build/emu/bin/cod-worker
 emu-dry: $(EMU_BINS) $(EMU_WORKER) bin/cod-server bin/cod bin/cod-analyze
 	@mkdir -p build/emu/dry
 	ln -sf $(abspath $^) build/emu/dry/
-$(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
-                          build/emu/obj/kernels/cuda/comm_nccl.o \
-                          $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
-	@mkdir -p $(dir $@)
-	$(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib' \
-		-o $@ $(filter %.o,$^) $(LIB_LIBS) $(CLIENT_LIBS)
 endif
 
 build/emu/src/%.cc: %.cu kernels/cuda/emu/launch.sed

@@ -15,9 +15,9 @@
 # check. EMU_PRESETS names the presets of test_model_cuda's first check
 # (each larger one takes minutes).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." && . tests/lib.sh
 bin=build/emu/bin
-if [ ! -x "$bin/test_ops_cuda" ] && ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+if [ ! -x "$bin/test_ops_cuda" ] && ! cuda_toolkit; then
     echo "PASS cuda_emu: no CUDA toolkit on this machine, so no CUDA backend was built to check"
     exit 0
 fi
@@ -43,7 +43,6 @@ report() { # name
         status=1
     fi
 }
-. tests/lib.sh
 { execute test_emu "$bin/test_emu"; execute test_ops_cuda "$bin/test_ops_cuda"; } &
 execute test_model_cuda "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
 # cod-train on cuda:0 end to end, by the GPU visit's own scripts

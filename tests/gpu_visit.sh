@@ -13,7 +13,7 @@
 #    every later step is said to have had no time, within the budget.
 cd "$(dirname "$0")/.." && . tests/lib.sh
 if [ ! -x build/emu/bin/cod-worker ]; then
-    if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+    if cuda_toolkit; then
         echo "FAIL gpu_visit: build/emu/bin/cod-worker is not built (make build-tests)"
         exit 1
     fi

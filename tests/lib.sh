@@ -22,6 +22,9 @@ await() {
     local what=$1; shift
     poll "$@" || { echo "FAIL awaited $what: not seen in $WAIT_LIMIT s"; return 1; }
 }
+# whether the Makefile finds nvcc, and so builds the CUDA backend and its
+# emulation (its NVCC default)
+cuda_toolkit() { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }
 # The default corpus, fetched and tokenized once (idempotent).
 need_corpus() {
     [ -f var/data/default-bytes/meta.json ] || scripts/corpus.sh >/dev/null || {

@@ -40,18 +40,17 @@ export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export UBSAN_OPTIONS=print_stacktrace=1
 # the scripts that take minutes (a line "# tests/run.sh: start first") go
 # first, so that the rest fill the other cores around them
-names=() cmds=()
-for s in $(grep -lx '# tests/run.sh: start first' tests/*.sh); do
-    names+=("$(basename "$s" .sh)"); cmds+=("bash $s")
+first=() rest=()
+for s in tests/*.sh; do
+    case "$(basename "$s")" in lib.sh | run.sh) continue ;; esac
+    if grep -qx '# tests/run.sh: start first' "$s"; then first+=("$s"); else rest+=("$s"); fi
 done
+names=() cmds=()
+for s in "${first[@]}"; do names+=("$(basename "$s" .sh)"); cmds+=("bash $s"); done
 for t in build/tests/*; do
     [ -x "$t" ] && { names+=("$(basename "$t")"); cmds+=("$t"); }
 done
-for s in tests/*.sh; do
-    case "$(basename "$s")" in lib.sh | run.sh) continue ;; esac
-    grep -qx '# tests/run.sh: start first' "$s" && continue
-    [ -f "$s" ] && { names+=("$(basename "$s" .sh)"); cmds+=("bash $s"); }
-done
+for s in "${rest[@]}"; do names+=("$(basename "$s" .sh)"); cmds+=("bash $s"); done
 # the default corpus once, before programs that need it start at once
 . tests/lib.sh
 need_corpus
