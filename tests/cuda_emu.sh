@@ -5,7 +5,7 @@
 # very programs tests/gpu/run.sh runs on a GPU: test_emu (the emulator's own
 # reading of the PTX ISA and the runtime, and faults that must be faults),
 # test_ops_cuda whole (every op, forward and backward, both attention
-# paths), test_model_cuda at the small presets (loss and every gradient;
+# paths), then again under the emulator's race check, test_model_cuda at the small presets (loss and every gradient;
 # every variant; the CUDA-core attention; a repeated step; the recorded
 # micro-batch replayed as a graph), and cod-train on cuda:0 (fault: an
 # injected device fault stops a run as an error naming the op; moves: a run
@@ -43,7 +43,14 @@ report() { # name
         status=1
     fi
 }
-{ execute test_emu "$bin/test_emu"; execute test_ops_cuda "$bin/test_ops_cuda"; } &
+{
+    execute test_emu "$bin/test_emu"
+    execute test_ops_cuda "$bin/test_ops_cuda"
+    # cod's own kernels (not cuBLASLt's matmuls), each launch run twice in
+    # different orders (kernels/cuda/emu/emu.h); attention at small shapes
+    execute racecheck env COD_EMU_RACECHECK=1 "$bin/test_ops_cuda" embedding rmsnorm \
+        attention_small swiglu elementwise cross_entropy adam reductions
+} &
 execute test_model_cuda "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
 # cod-train on cuda:0 end to end, by the GPU visit's own scripts
 need_corpus
@@ -61,7 +68,7 @@ spec='{"model": {"dim": 64, "n_layers": 2, "n_heads": 2, "ffn_dim": 176, "vocab"
 "$bin/bench_train_cuda" "${spec/, \"vocab\": 257/}" 989 4 2 2 > "$log_dir/bench_no_vocab.log" 2>&1
 no_vocab=$?
 wait
-for name in test_emu test_ops_cuda test_model_cuda fault moves; do report $name; done
+for name in test_emu test_ops_cuda racecheck test_model_cuda fault moves; do report $name; done
 check "bench_train_cuda: two updates of two micro-batches, a RESULT line with its memory" \
     grep -qE '^RESULT impl=cod .*micro_batch=4 accum=2 .*peak_gib=' "$log_dir/bench_train_cuda.log"
 check "bench_train_cuda: a spec without model.vocab is refused, naming it (exit 2)" \

@@ -6,9 +6,13 @@
  * A block of 4 warps takes a tile of 64 rows of one (batch, head); each
  * warp owns 16 of them and multiplies with mma.sync m16n8k16 (bf16 in,
  * fp32 accumulators), its operands loaded from shared memory with
- * ldmatrix; tiles come into shared memory by cp.async. Tiles are stored
- * with rows padded by 16 bytes, so that the eight rows an ldmatrix reads
- * fall in different banks. Scores are scaled into log2 units, so the
+ * ldmatrix; tiles come into shared memory by cp.async, two buffers of
+ * each tile that a loop walks over, so that the next tile's copies are in
+ * flight while the present one is multiplied (a block otherwise waits a
+ * trip to memory every turn, and at the two to five blocks an SM holds,
+ * the other blocks' work does not cover it). Tiles are stored with rows
+ * padded by 16 bytes, so that the eight rows an ldmatrix reads fall in
+ * different banks. Scores are scaled into log2 units, so the
  * softmax takes exp2.
  *   forward   per query tile, over the key tiles up to the diagonal: S = QKᵀ,
  *             an online max and sum per row, O += P·V; stores O and the
@@ -196,6 +200,39 @@ __device__ __forceinline__ void rotate_tile(bf16 *tile, int r0, int T, const flo
     }
 }
 
+/* The start of a loop over key tiles: the Q tile of rows q0.. and the first
+ * K and V tiles (with any copies the caller issued before) landed, Q and K
+ * rotated; a barrier before any reader */
+template <int HD>
+__device__ __forceinline__ void first_tiles(bf16 *Qs, bf16 *Ks, bf16 *Vs, const bf16 *qb,
+                                            size_t ld, int q0, int T, const float *cosv,
+                                            const float *sinv)
+{
+    const size_t d = ld / 3;
+    load_tile<HD>(Qs, qb, ld, q0, T);
+    load_tile<HD>(Ks, qb + d, ld, 0, T);
+    load_tile<HD>(Vs, qb + 2 * d, ld, 0, T);
+    land();
+    __syncthreads();
+    rotate_tile<HD>(Qs, q0, T, cosv, sinv);
+    rotate_tile<HD>(Ks, 0, T, cosv, sinv);
+}
+
+/* The end of a turn of the kernels' loops: the next tile's copies, issued
+ * at the turn's start into the buffers the turn before had used, have
+ * landed, and the Q or K among them (rows r0..) is rotated. Its two
+ * barriers also keep every warp from issuing the turn after's copies until
+ * all are done with this turn's tiles. */
+template <int HD>
+__device__ __forceinline__ void next_tile_ready(bf16 *rotated, int r0, int T, const float *cosv,
+                                                const float *sinv)
+{
+    land();
+    __syncthreads();
+    rotate_tile<HD>(rotated, r0, T, cosv, sinv);
+    __syncthreads();
+}
+
 /* a 16×HD accumulator's rows (row0, row0+8) times f into a [T][HD] slice */
 template <int HD>
 __device__ __forceinline__ void store_rows(bf16 *dst, size_t ld, const float (*acc)[4], int row0,
@@ -248,15 +285,18 @@ __global__ void __launch_bounds__(WARPS * 32)
     fa_fwd_kernel(bf16 *out, float *lse, const bf16 *qkv, const float *cosv, const float *sinv,
                   int T, int nh, float sl2)
 {
-    constexpr int LDS = HD + 8;
+    constexpr int TS = TILE * (HD + 8);
     extern __shared__ __align__(16) unsigned char smem[];
-    bf16 *Qs = reinterpret_cast<bf16 *>(smem), *Ks = Qs + TILE * LDS, *Vs = Ks + TILE * LDS;
+    /* Q, two K tiles, two V tiles: the next key tile's pair comes in while
+     * this one's is multiplied */
+    bf16 *Qs = reinterpret_cast<bf16 *>(smem), *Ks = Qs + TS, *Vs = Ks + 2 * TS;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const Place at = place(T, true);
     const int bh = at.bh, b = bh / nh, h = bh % nh, qt = at.tile, q0 = qt * TILE;
     const size_t d = (size_t)nh * HD, ld = 3 * d;
     const bf16 *qb = qkv + (size_t)b * T * ld + (size_t)h * HD, *kb = qb + d, *vb = qb + 2 * d;
-    load_tile<HD>(Qs, qb, ld, q0, T);
+    first_tiles<HD>(Qs, Ks, Vs, qb, ld, q0, T, cosv, sinv);
+    __syncthreads();
     float o[HD / 8][4], s[TILE / 8][4];
 #pragma unroll
     for (int nt = 0; nt < HD / 8; nt++)
@@ -264,17 +304,12 @@ __global__ void __launch_bounds__(WARPS * 32)
     float mrow[2] = {-INFINITY, -INFINITY}, lrow[2] = {0, 0};
     const int r0 = q0 + warp * 16 + g;
     for (int kt = 0; kt <= qt; kt++) {
-        const int k0 = kt * TILE;
-        __syncthreads(); /* the previous tiles are consumed */
-        load_tile<HD>(Ks, kb, ld, k0, T);
-        load_tile<HD>(Vs, vb, ld, k0, T);
-        land(); /* and Q's, the first time */
-        __syncthreads();
-        if (kt == 0)
-            rotate_tile<HD>(Qs, q0, T, cosv, sinv);
-        rotate_tile<HD>(Ks, k0, T, cosv, sinv);
-        __syncthreads();
-        product_abt<HD>(s, Qs, warp * 16, Ks, lane);
+        const int k0 = kt * TILE, now = kt & 1, next = now ^ 1;
+        if (kt < qt) { /* over the previous pair, which every warp is done with */
+            load_tile<HD>(Ks + next * TS, kb, ld, k0 + TILE, T);
+            load_tile<HD>(Vs + next * TS, vb, ld, k0 + TILE, T);
+        }
+        product_abt<HD>(s, Qs, warp * 16, Ks + now * TS, lane);
         if (kt == qt) /* the diagonal tile: keys after the row, and keys past T */
 #pragma unroll
             for (int nt = 0; nt < TILE / 8; nt++)
@@ -317,7 +352,9 @@ __global__ void __launch_bounds__(WARPS * 32)
             o[nt][2] *= corr[1];
             o[nt][3] *= corr[1];
         }
-        product_cb<HD>(o, s, Vs, lane);
+        product_cb<HD>(o, s, Vs + now * TS, lane);
+        if (kt < qt)
+            next_tile_ready<HD>(Ks + next * TS, k0 + TILE, T, cosv, sinv);
     }
 #pragma unroll
     for (int i = 0; i < 2; i++) {
@@ -334,14 +371,24 @@ __global__ void __launch_bounds__(WARPS * 32)
     }
 }
 
-/* the logsumexp (in log2 units) and D of rows q0.. into shared memory */
-__device__ __forceinline__ void load_row_stats(float *Ls, float *Ds, const float *lse,
-                                               const float *D, size_t bh, int q0, int T)
+/* row q0 + threadIdx.x's logsumexp (in log2 units) and D, zeros past T:
+ * read into registers a tile ahead, and put into shared memory
+ * (put_row_stats) once the present tile is done with its own */
+__device__ __forceinline__ float2 row_stats(const float *lse, const float *D, size_t bh, int q0,
+                                            int T)
 {
-    for (int i = threadIdx.x; i < TILE; i += blockDim.x) {
-        bool in = q0 + i < T;
-        Ls[i] = in ? lse[bh * T + q0 + i] * LOG2E : 0.0f;
-        Ds[i] = in ? D[bh * T + q0 + i] : 0.0f;
+    static_assert(WARPS * 32 >= TILE, "a thread a row");
+    const int r = q0 + (int)threadIdx.x;
+    if (threadIdx.x >= TILE || r >= T)
+        return {0.0f, 0.0f};
+    return {lse[bh * T + r] * LOG2E, D[bh * T + r]};
+}
+
+__device__ __forceinline__ void put_row_stats(float *Ls, float *Ds, float2 st)
+{
+    if (threadIdx.x < TILE) {
+        Ls[threadIdx.x] = st.x;
+        Ds[threadIdx.x] = st.y;
     }
 }
 
@@ -353,11 +400,11 @@ __global__ void __launch_bounds__(WARPS * 32)
                      const bf16 *qkv, const float *cosv, const float *sinv, int T, int nh,
                      float sl2, float scale)
 {
-    constexpr int LDS = HD + 8;
+    constexpr int LDS = HD + 8, TS = TILE * LDS;
     extern __shared__ __align__(16) unsigned char smem[];
-    bf16 *Qs = reinterpret_cast<bf16 *>(smem), *dOs = Qs + TILE * LDS, *Ks = dOs + TILE * LDS,
-         *Vs = Ks + TILE * LDS;
-    float *Ls = reinterpret_cast<float *>(Vs + TILE * LDS), *Ds = Ls + TILE;
+    /* Q, dO, two K tiles, two V tiles (the next key tile's in flight) */
+    bf16 *Qs = reinterpret_cast<bf16 *>(smem), *dOs = Qs + TS, *Ks = dOs + TS, *Vs = Ks + 2 * TS;
+    float *Ls = reinterpret_cast<float *>(Vs + 2 * TS), *Ds = Ls + TILE;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const Place at = place(T, true);
     const int bh = at.bh, b = bh / nh, h = bh % nh, qt = at.tile, q0 = qt * TILE;
@@ -365,11 +412,8 @@ __global__ void __launch_bounds__(WARPS * 32)
     const bf16 *qb = qkv + (size_t)b * T * ld + (size_t)h * HD, *kb = qb + d, *vb = qb + 2 * d;
     const bf16 *dob = dout + (size_t)b * T * d + (size_t)h * HD;
     const bf16 *ob = out + (size_t)b * T * d + (size_t)h * HD;
-    load_tile<HD>(Qs, qb, ld, q0, T);
     load_tile<HD>(dOs, dob, d, q0, T);
-    land();
-    __syncthreads();
-    rotate_tile<HD>(Qs, q0, T, cosv, sinv); /* read after the loop's first barrier */
+    first_tiles<HD>(Qs, Ks, Vs, qb, ld, q0, T, cosv, sinv);
     {
         int r = threadIdx.x >> 1, half = threadIdx.x & 1;
         float acc = 0;
@@ -397,16 +441,14 @@ __global__ void __launch_bounds__(WARPS * 32)
     const int rl = warp * 16 + g, r0 = q0 + rl;
     const float L[2] = {Ls[rl], Ls[rl + 8]}, Dr[2] = {Ds[rl], Ds[rl + 8]};
     for (int kt = 0; kt <= qt; kt++) {
-        const int k0 = kt * TILE;
-        __syncthreads();
-        load_tile<HD>(Ks, kb, ld, k0, T);
-        load_tile<HD>(Vs, vb, ld, k0, T);
-        land();
-        __syncthreads();
-        rotate_tile<HD>(Ks, k0, T, cosv, sinv);
-        __syncthreads();
-        product_abt<HD>(s, Qs, warp * 16, Ks, lane);
-        product_abt<HD>(dp, dOs, warp * 16, Vs, lane);
+        const int k0 = kt * TILE, now = kt & 1, next = now ^ 1;
+        const bf16 *K = Ks + now * TS;
+        if (kt < qt) {
+            load_tile<HD>(Ks + next * TS, kb, ld, k0 + TILE, T);
+            load_tile<HD>(Vs + next * TS, vb, ld, k0 + TILE, T);
+        }
+        product_abt<HD>(s, Qs, warp * 16, K, lane);
+        product_abt<HD>(dp, dOs, warp * 16, Vs + now * TS, lane);
         const bool diag = kt == qt;
 #pragma unroll
         for (int nt = 0; nt < TILE / 8; nt++)
@@ -420,7 +462,9 @@ __global__ void __launch_bounds__(WARPS * 32)
                 }
                 s[nt][e] = p * (dp[nt][e] - Dr[e >> 1]);
             }
-        product_cb<HD>(dq, s, Ks, lane);
+        product_cb<HD>(dq, s, K, lane);
+        if (kt < qt)
+            next_tile_ready<HD>(Ks + next * TS, k0 + TILE, T, cosv, sinv);
     }
     store_rows_unrotated<HD>(dqkv + (size_t)b * T * ld + (size_t)h * HD, ld, dq, r0, T, scale, t,
                              cosv, sinv);
@@ -432,11 +476,12 @@ __global__ void __launch_bounds__(WARPS * 32)
                       const bf16 *qkv, const float *cosv, const float *sinv, int T, int nh,
                       float sl2, float scale)
 {
-    constexpr int LDS = HD + 8;
+    constexpr int TS = TILE * (HD + 8);
     extern __shared__ __align__(16) unsigned char smem[];
-    bf16 *Ks = reinterpret_cast<bf16 *>(smem), *Vs = Ks + TILE * LDS, *Qs = Vs + TILE * LDS,
-         *dOs = Qs + TILE * LDS;
-    float *Ls = reinterpret_cast<float *>(dOs + TILE * LDS), *Ds = Ls + TILE;
+    /* K, V, two Q tiles, two dO tiles and two of each row statistic (the
+     * next query tile's in flight) */
+    bf16 *Ks = reinterpret_cast<bf16 *>(smem), *Vs = Ks + TS, *Qs = Vs + TS, *dOs = Qs + 2 * TS;
+    float *Ls = reinterpret_cast<float *>(dOs + 2 * TS), *Ds = Ls + 2 * TILE;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const Place at = place(T, false);
     const int bh = at.bh, b = bh / nh, h = bh % nh, kt = at.tile, k0 = kt * TILE;
@@ -445,6 +490,14 @@ __global__ void __launch_bounds__(WARPS * 32)
     const bf16 *dob = dout + (size_t)b * T * d + (size_t)h * HD;
     load_tile<HD>(Ks, kb, ld, k0, T);
     load_tile<HD>(Vs, vb, ld, k0, T);
+    load_tile<HD>(Qs, qb, ld, k0, T);
+    load_tile<HD>(dOs, dob, d, k0, T);
+    put_row_stats(Ls, Ds, row_stats(lse, D, (size_t)bh, k0, T));
+    land();
+    __syncthreads();
+    rotate_tile<HD>(Ks, k0, T, cosv, sinv);
+    rotate_tile<HD>(Qs, k0, T, cosv, sinv);
+    __syncthreads();
     float dk[HD / 8][4], dv[HD / 8][4], p[TILE / 8][4], ds[TILE / 8][4];
 #pragma unroll
     for (int nt = 0; nt < HD / 8; nt++) {
@@ -453,26 +506,25 @@ __global__ void __launch_bounds__(WARPS * 32)
     }
     const int j0 = k0 + warp * 16 + g, n_qt = (T + TILE - 1) / TILE;
     for (int qt = kt; qt < n_qt; qt++) {
-        const int q0 = qt * TILE;
-        __syncthreads();
-        load_tile<HD>(Qs, qb, ld, q0, T);
-        load_tile<HD>(dOs, dob, d, q0, T);
-        load_row_stats(Ls, Ds, lse, D, (size_t)bh, q0, T);
-        land(); /* and K, V's, the first time */
-        __syncthreads();
-        if (qt == kt)
-            rotate_tile<HD>(Ks, k0, T, cosv, sinv);
-        rotate_tile<HD>(Qs, q0, T, cosv, sinv);
-        __syncthreads();
+        const int q0 = qt * TILE, now = (qt - kt) & 1, next = now ^ 1;
+        const bool more = qt + 1 < n_qt;
+        const bf16 *Q = Qs + now * TS, *dO = dOs + now * TS;
+        const float *Lt = Ls + now * TILE, *Dt = Ds + now * TILE;
+        float2 ahead = {0.0f, 0.0f};
+        if (more) {
+            load_tile<HD>(Qs + next * TS, qb, ld, q0 + TILE, T);
+            load_tile<HD>(dOs + next * TS, dob, d, q0 + TILE, T);
+            ahead = row_stats(lse, D, (size_t)bh, q0 + TILE, T);
+        }
         /* transposed: rows are this warp's keys, columns the tile's queries */
-        product_abt<HD>(p, Ks, warp * 16, Qs, lane);
-        product_abt<HD>(ds, Vs, warp * 16, dOs, lane);
+        product_abt<HD>(p, Ks, warp * 16, Q, lane);
+        product_abt<HD>(ds, Vs, warp * 16, dO, lane);
         const bool edge = qt == kt || q0 + TILE > T;
 #pragma unroll
         for (int nt = 0; nt < TILE / 8; nt++) {
             int c0 = nt * 8 + 2 * t;
-            float2 l2 = *reinterpret_cast<const float2 *>(Ls + c0),
-                   d2 = *reinterpret_cast<const float2 *>(Ds + c0);
+            float2 l2 = *reinterpret_cast<const float2 *>(Lt + c0),
+                   d2 = *reinterpret_cast<const float2 *>(Dt + c0);
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 float pv = ex2(fmaf(p[nt][e], sl2, -(e & 1 ? l2.y : l2.x)));
@@ -485,8 +537,12 @@ __global__ void __launch_bounds__(WARPS * 32)
                 ds[nt][e] = pv * (ds[nt][e] - (e & 1 ? d2.y : d2.x));
             }
         }
-        product_cb<HD>(dv, p, dOs, lane);
-        product_cb<HD>(dk, ds, Qs, lane);
+        product_cb<HD>(dv, p, dO, lane);
+        product_cb<HD>(dk, ds, Q, lane);
+        if (more) {
+            put_row_stats(Ls + next * TILE, Ds + next * TILE, ahead);
+            next_tile_ready<HD>(Qs + next * TS, q0 + TILE, T, cosv, sinv);
+        }
     }
     bf16 *dkb = dqkv + (size_t)b * T * ld + (size_t)h * HD + d;
     store_rows_unrotated<HD>(dkb, ld, dk, j0, T, scale, t, cosv, sinv);
@@ -512,7 +568,7 @@ void fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cosv, const float 
          int nh)
 {
     static int known_dev = -1;
-    size_t smem = 3 * TILE * (HD + 8) * sizeof(bf16);
+    size_t smem = 5 * TILE * (HD + 8) * sizeof(bf16);
     if (smem > 48 * 1024 && !smem_allowed(&known_dev, "attention_fwd"))
         CUDA_CHECK("attention_fwd",
                    cudaFuncSetAttribute(fa_fwd_kernel<HD>,
@@ -528,22 +584,24 @@ void bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse, float 
          const bf16 *qkv, const float *cosv, const float *sinv, int B, int T, int nh)
 {
     static int known_dev = -1;
-    size_t smem = 4 * TILE * (HD + 8) * sizeof(bf16) + 2 * TILE * sizeof(float);
-    if (smem > 48 * 1024 && !smem_allowed(&known_dev, "attention_bwd")) {
+    const size_t tiles = 6 * TILE * (HD + 8) * sizeof(bf16),
+                 smem_dq = tiles + 2 * TILE * sizeof(float),
+                 smem_dkv = tiles + 4 * TILE * sizeof(float);
+    if (smem_dkv > 48 * 1024 && !smem_allowed(&known_dev, "attention_bwd")) {
         CUDA_CHECK("attention_bwd",
                    cudaFuncSetAttribute(fa_bwd_dq_kernel<HD>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        CUDA_CHECK("attention_bwd",
-                   cudaFuncSetAttribute(fa_bwd_dkv_kernel<HD>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem_dq));
+        CUDA_CHECK("attention_bwd", cudaFuncSetAttribute(fa_bwd_dkv_kernel<HD>,
+                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                         (int)smem_dkv));
     }
     const unsigned grid = (unsigned)(B * nh * ((T + TILE - 1) / TILE));
     float scale = (float)(1.0 / sqrt((double)HD)), sl2 = scale * LOG2E;
-    fa_bwd_dq_kernel<HD><<<grid, WARPS * 32, smem>>>(dqkv, D, dout, out, lse, qkv, cosv, sinv, T,
-                                                     nh, sl2, scale);
+    fa_bwd_dq_kernel<HD><<<grid, WARPS * 32, smem_dq>>>(dqkv, D, dout, out, lse, qkv, cosv, sinv,
+                                                        T, nh, sl2, scale);
     LAUNCH_CHECK("attention_bwd (dq)");
-    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem>>>(dqkv, dout, lse, D, qkv, cosv, sinv, T, nh,
-                                                      sl2, scale);
+    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem_dkv>>>(dqkv, dout, lse, D, qkv, cosv, sinv, T,
+                                                          nh, sl2, scale);
     LAUNCH_CHECK("attention_bwd (dk, dv)");
 }
 

@@ -144,9 +144,16 @@ static void races(void)
 {
     float out[64];
     CHECK(probe_race(out) == 0, "unchecked, a race is no fault");
+    CHECK(probe_copy_over_read() == 0, "unchecked, a copy over a tile being read is no fault");
+    CHECK(probe_warp_ahead() == 0, "unchecked, warps kept in step see each other's writes");
     setenv("COD_EMU_RACECHECK", "1", 1);
     expect_fault(probe_race(out), "cudaErrorLaunchFailure",
                  "threads reading each other's writes without a barrier (COD_EMU_RACECHECK=1)");
+    expect_fault(probe_copy_over_read(), "cudaErrorLaunchFailure",
+                 "a cp.async over a tile other threads still read (COD_EMU_RACECHECK=1)");
+    expect_fault(probe_warp_ahead(), "cudaErrorLaunchFailure",
+                 "a warp reading another's writes past a shuffle, with no barrier between "
+                 "(COD_EMU_RACECHECK=1)");
     int32_t sh[160];
     CHECK(probe_shuffle(sh) == 0, "a kernel without a race passes the race check");
     unsetenv("COD_EMU_RACECHECK");

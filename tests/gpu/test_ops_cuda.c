@@ -302,6 +302,16 @@ static void attention(void)
     attention_at(1, 1024, 2, 64); /* many tiles */
 }
 
+/* both paths at shapes small enough for the emulator's race check, which
+ * runs every launch twice (tests/cuda_emu.sh): partial tiles, a loop of
+ * several tiles each way, the smallest and largest head sizes */
+static void attention_small(void)
+{
+    attention_at(2, 37, 3, 16);
+    attention_at(1, 300, 2, 64);
+    attention_at(1, 140, 1, 128);
+}
+
 /* ---- swiglu ---- */
 static void swiglu_at(int N, int f)
 {
@@ -453,21 +463,47 @@ static void no_errors(void)
     printf("  worst: %s at %.2f of its limit\n", worst_what, worst_ratio);
 }
 
-int main(void)
+#define CASES(X)                                                                           \
+    X(matmul) X(embedding) X(rmsnorm) X(attention) X(attention_small) X(swiglu) X(elementwise) \
+        X(cross_entropy) X(adam) X(reductions) X(out_of_memory)
+
+/* whether the command line names the case (no names: every case) */
+static int wanted(int argc, char **argv, const char *name)
 {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return argc == 1;
+}
+
+/* The cases named on the command line, or every case; no_errors after
+ * them. One case alone is for the emulator's race check
+ * (COD_EMU_RACECHECK=1, tests/cuda_emu.sh: attention_small). */
+int main(int argc, char **argv)
+{
+#define NAME(fn) #fn,
+    static const char *const names[] = {CASES(NAME)};
+#undef NAME
+    for (int i = 1; i < argc; i++) {
+        int known = 0;
+        for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+            known |= strcmp(argv[i], names[k]) == 0;
+        if (!known) {
+            fprintf(stderr, "test_ops_cuda: no case named '%s'; the cases:", argv[i]);
+            for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+                fprintf(stderr, " %s", names[k]);
+            fputc('\n', stderr);
+            return 2;
+        }
+    }
     if (gpu_start() != 0)
         return 1;
     rng_seed(&R, 20240601, 1);
-    RUN(matmul);
-    RUN(embedding);
-    RUN(rmsnorm);
-    RUN(attention);
-    RUN(swiglu);
-    RUN(elementwise);
-    RUN(cross_entropy);
-    RUN(adam);
-    RUN(reductions);
-    RUN(out_of_memory);
+#define RUN_WANTED(fn)                                                                     \
+    if (wanted(argc, argv, #fn))                                                           \
+        RUN(fn);
+    CASES(RUN_WANTED)
+#undef RUN_WANTED
     RUN(no_errors);
     CHECK_EXIT();
 }

@@ -18,9 +18,11 @@
  * not forgive is a fault: a barrier that not every thread reaches, lanes
  * at different warp instructions, a trap, a pointer argument outside
  * device memory, a launch beyond the device's limits. With
- * COD_EMU_RACECHECK=1 every launch runs twice, its threads in opposite
- * orders, and a result that depends on the order (a race between threads)
- * is a fault naming the kernel. Not emulated: __launch_bounds__ (a launch
+ * COD_EMU_RACECHECK=1 every launch runs twice: its warps in step and its
+ * cp.async copies landing late, then in the opposite order with each warp
+ * running ahead of the next to a barrier and the copies landing early; a
+ * result that differs (a race between threads) is a fault naming the
+ * kernel. Not emulated: __launch_bounds__ (a launch
  * past them runs), NCCL, timing. */
 #ifndef COD_CUDA_EMU_H
 #define COD_CUDA_EMU_H

@@ -68,6 +68,7 @@ struct Block {
     size_t smem_bytes;
     std::string fault;
     const std::function<void()> *body;
+    bool eager_copies;
 };
 
 /* a fiber's stack: kernels keep their register tiles there, and the
@@ -80,19 +81,38 @@ Thread *cur;
 std::vector<Fiber> stacks; /* every fiber made so far */
 std::vector<Fiber *> idle; /* those no thread of the running block holds */
 
+/* How a launch's threads take turns, and when its copies land. Round-robin
+ * keeps a block's warps in step (each warp instruction waits for the
+ * others' turns); greedy lets the first warp in order run ahead until a
+ * barrier stops it, as a GPU may, so that a read a barrier should have
+ * guarded finds the other warps' writes not yet done. */
+struct Schedule {
+    bool reverse, greedy;
+    /* cp.async lands at issue, not at its wait: the other end of what a GPU
+     * may do, so that a tile overwritten while still read shows as a race */
+    bool eager_copies;
+};
+
 /* where the running block's round-robin stands */
 struct Round {
     int n, k;
-    bool reverse, ran;
+    bool reverse, greedy, ran;
+    bool woke; /* a barrier or warp instruction has just let its threads go on */
 } round;
 
-/* The next thread able to go on, in thread order round after round, or
- * null when every thread is done, or when a whole round found none able
- * to (a deadlock), or on a fault. */
+/* The next thread able to go on, in thread order round after round (or,
+ * greedy, from the first thread again whenever a wait has ended), or null
+ * when every thread is done, or when a whole round found none able to (a
+ * deadlock), or on a fault. */
 Thread *pick()
 {
     if (!blk.fault.empty())
         return nullptr;
+    if (round.greedy && round.woke) {
+        round.k = 0;
+        round.ran = false;
+        round.woke = false;
+    }
     for (;;) {
         if (blk.live == 0)
             return nullptr;
@@ -190,13 +210,17 @@ bool outside_smem(const void *p)
     return blk.smem && (c < blk.smem || c + 16 > blk.smem + blk.smem_bytes);
 }
 
+void copy16(const Copy &c)
+{
+    if (c.bytes)
+        std::memcpy(c.dst, c.src, (size_t)c.bytes);
+    std::memset((char *)c.dst + c.bytes, 0, 16 - (size_t)c.bytes);
+}
+
 void land(Thread *t)
 {
-    for (const Copy &c : t->pending) {
-        if (c.bytes)
-            std::memcpy(c.dst, c.src, (size_t)c.bytes);
-        std::memset((char *)c.dst + c.bytes, 0, 16 - (size_t)c.bytes);
-    }
+    for (const Copy &c : t->pending)
+        copy16(c);
     t->pending.clear();
 }
 
@@ -212,6 +236,7 @@ void thread_main(void *arg)
         if (blk.arrived > 0 && blk.arrived == blk.live) {
             blk.gen++;
             blk.arrived = 0;
+            round.woke = true;
         }
         blk.warps[t->warp].live_mask &= ~(1u << t->lane);
         Thread *next = pick();
@@ -271,7 +296,7 @@ void deadlock()
     blk.fault = what;
 }
 
-void run_block(bool reverse)
+void run_block(Schedule how)
 {
     const int n = (int)blk.threads.size();
     blk.live = n;
@@ -299,7 +324,7 @@ void run_block(bool reverse)
     block_serial++; /* the block's static shared arrays start over */
     if (blk.smem)
         std::memset(blk.smem, 0xff, blk.smem_bytes); /* NaN in bf16 and fp32 */
-    round = Round{n, 0, reverse, false};
+    round = Round{n, 0, how.reverse, how.greedy, false, false};
     if (Thread *first = pick()) {
         make_current(first);
         fiber_switch(&host, first->fiber, false);
@@ -308,7 +333,7 @@ void run_block(bool reverse)
         deadlock();
 }
 
-bool run_grid(const Kernel &k, bool reverse, std::string *why)
+bool run_grid(const Kernel &k, Schedule how, std::string *why)
 {
     const dim3 g = k.cfg.grid, b = k.cfg.block;
     const size_t n = (size_t)b.x * b.y * b.z;
@@ -334,13 +359,14 @@ bool run_grid(const Kernel &k, bool reverse, std::string *why)
     }
     blk.body = &k.thread;
     blk.fault.clear();
+    blk.eager_copies = how.eager_copies;
     grid_dim = g;
     block_dim = b;
     for (unsigned z = 0; z < g.z && blk.fault.empty(); z++)
         for (unsigned y = 0; y < g.y && blk.fault.empty(); y++)
             for (unsigned x = 0; x < g.x && blk.fault.empty(); x++) {
                 block_idx = uint3{x, y, z};
-                run_block(reverse);
+                run_block(how);
             }
     free(blk.smem);
     blk.smem = nullptr;
@@ -482,6 +508,7 @@ const uint64_t *warp_op(Op op, uint32_t mask, int width, const LaneIn &in)
         w.gen++;
         w.arrived = 0;
         w.arrived_mask = 0;
+        round.woke = true;
     }
     yield();
     return w.out[cur->lane];
@@ -497,6 +524,7 @@ void syncthreads()
     if (blk.arrived == blk.live) {
         blk.gen++;
         blk.arrived = 0;
+        round.woke = true;
     }
     yield();
 }
@@ -548,7 +576,11 @@ void cp_async16(void *dst, const void *src, int src_bytes)
         fault("cp.async of 16 bytes from %p to %p: not 16-byte aligned", src, dst);
     if (outside_smem(dst))
         fault("cp.async to %p, outside the block's %zu bytes of shared memory", dst, blk.smem_bytes);
-    cur->pending.push_back(Copy{dst, src, src_bytes});
+    const Copy c{dst, src, src_bytes};
+    if (blk.eager_copies)
+        copy16(c);
+    else
+        cur->pending.push_back(c);
 }
 
 void cp_async_wait_all() { land(cur); }
@@ -557,14 +589,16 @@ bool run_kernel(const Kernel &k, std::string *why)
 {
     const bool reverse = env_flag("COD_EMU_ORDER", "reverse");
     if (!env_flag("COD_EMU_RACECHECK", "1"))
-        return run_grid(k, reverse, why);
-    /* twice from the same memory, the threads in opposite orders */
+        return run_grid(k, Schedule{reverse, false, false}, why);
+    /* twice from the same memory: round-robin, the copies landing as late
+     * as a GPU may land them; then the threads in the opposite order, the
+     * first warp running ahead, the copies landing as early as they may */
     Snapshot before = snapshot(k.pointers);
-    if (!run_grid(k, reverse, why))
+    if (!run_grid(k, Schedule{reverse, false, false}, why))
         return false;
     Snapshot first = snapshot(k.pointers);
     restore(before);
-    if (!run_grid(k, !reverse, why))
+    if (!run_grid(k, Schedule{!reverse, true, true}, why))
         return false;
     std::string d = difference(first);
     if (!d.empty()) {

@@ -134,6 +134,35 @@ __global__ void unwaited_kernel(const __nv_bfloat16 *src, uint16_t *out)
     }
 }
 
+/* warp 0 copies a new tile over one that warp 1 may still be reading: the
+ * barrier that should come between the reads and the copies is missing */
+__global__ void copy_over_read_kernel(const float *src, float *out)
+{
+    __shared__ __align__(16) float s[64];
+    const int i = threadIdx.x;
+    if (i < 16)
+        ptx::cp_async16(s + 4 * i, src + 4 * i, 16);
+    ptx::cp_async_wait_all();
+    __syncthreads();
+    if (i < 16)
+        ptx::cp_async16(s + 4 * i, src + 64 + 4 * i, 16);
+    const float v = s[63 - i];
+    __syncthreads();
+    ptx::cp_async_wait_all();
+    out[i] = v;
+}
+
+/* each warp reads the other's writes with only a warp instruction, not a
+ * barrier, between: warps kept in step by it happen to see the writes */
+__global__ void warp_ahead_kernel(float *out)
+{
+    extern __shared__ float w[];
+    const int i = threadIdx.x;
+    w[i] = (float)i;
+    const int v = __shfl_xor_sync(FULL, i, 1);
+    out[i] = w[(i + 32) % 64] + (float)v;
+}
+
 __global__ void trap_kernel() { __trap(); }
 
 __global__ void write_kernel(float *x) { x[threadIdx.x] = 1; }
@@ -253,6 +282,33 @@ int probe_unwaited_copy(uint16_t *out)
     if (!e)
         e = (int)cudaMemcpy(out, O, 2 * sizeof(uint16_t), cudaMemcpyDeviceToHost);
     cudaFree(S), cudaFree(O);
+    return e;
+}
+
+int probe_copy_over_read(void)
+{
+    float src[128];
+    for (int i = 0; i < 128; i++)
+        src[i] = (float)i;
+    float *S = on_device(src, 128), *O = on_device<float>(nullptr, 64);
+    int e = S && O ? 0 : (int)cudaErrorMemoryAllocation;
+    if (!e) {
+        copy_over_read_kernel<<<1, 64>>>(S, O);
+        e = finish();
+    }
+    cudaFree(S), cudaFree(O);
+    return e;
+}
+
+int probe_warp_ahead(void)
+{
+    float *O = on_device<float>(nullptr, 64);
+    int e = O ? 0 : (int)cudaErrorMemoryAllocation;
+    if (!e) {
+        warp_ahead_kernel<<<1, 64, 64 * sizeof(float)>>>(O);
+        e = finish();
+    }
+    cudaFree(O);
     return e;
 }
 

@@ -40,6 +40,8 @@ int probe_cp_async(const uint8_t *src, uint8_t *out);
 int probe_deadlock(void);         /* lane 0 at __syncthreads, the rest at a shuffle */
 int probe_race(float *out);       /* each thread reads its neighbour's write, unsynchronised */
 int probe_unwaited_copy(uint16_t *out); /* a cp.async read before its wait */
+int probe_copy_over_read(void); /* a cp.async over a tile other threads still read */
+int probe_warp_ahead(void); /* warps reading each other's writes past a shuffle, not a barrier */
 int probe_trap(void);
 int probe_host_pointer(void);
 /* a launch asking for 64 KiB of dynamic shared memory: without (0) or

@@ -3,7 +3,9 @@
  * arrived, with the fragment layouts of the PTX ISA (exec.cc); a cp.async
  * lands only at the issuing thread's cp_async_wait_all, so a tile read
  * before its wait reads what the shared memory held before (the block's
- * shared memory starts as NaN), as it may on a GPU. */
+ * shared memory starts as NaN), as it may on a GPU. In COD_EMU_RACECHECK's
+ * second run copies land at once instead, as they also may: a tile
+ * overwritten while other warps still read it then differs. */
 #ifndef COD_CUDA_EMU_PTX_H
 #define COD_CUDA_EMU_PTX_H
 
