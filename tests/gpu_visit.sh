@@ -6,7 +6,8 @@
 # change that breaks them shows before a GPU comes.
 #  - check: a one-cell depth study beside two halves of checks, one that
 #    passes (test_emu) and one too slow for the budget (test_ops_cuda),
-#    which must be stopped and named, the check after it not run; the call
+#    which must be stopped and named, the check after it not run, and
+#    torch.compile's caches filled at one size (no torch here: said so); the call
 #    ends within its budget, exit 1, with its summary, and its archive holds
 #    the logs and the study's report;
 #  - speed: cod's benchmark too slow for the budget is stopped and named,
@@ -30,7 +31,8 @@ export OUT=$t/out COD_BIN_DRY=$t/bin COD_DATA=$t/data STUDY_DIR=$t/study STUDY_O
 # seconds, its end analyses included
 export GRID="train.seed=1 norm=pre model.n_layers=1 train.steps=2 train.warmup=1 train.batch_seqs=2 train.micro_batch=2 eval.every=2 eval.tokens=256"
 
-BUDGET=100 CHECKS_A=test_emu CHECKS_B="test_ops_cuda fault" tests/gpu/visit.sh check > "$t/check.log" 2>&1
+BUDGET=100 CHECKS_A=test_emu CHECKS_B="test_ops_cuda fault" WARM_TORCH=llama-130m \
+    tests/gpu/visit.sh check > "$t/check.log" 2>&1
 rc=$?
 s=$OUT/check.txt
 sed 's/^/  /' "$s"
@@ -38,6 +40,8 @@ check "check: exit 1, since a check was stopped" bash -c "[ $rc -eq 1 ] || { tai
 check "check: test_emu passed" grep -qE '^test_emu +[0-9]+ passed +0 failed' "$s"
 check "check: test_ops_cuda stopped at the budget, named" grep -q '^FAIL test_ops_cuda (stopped after' "$s"
 check "check: the check after it not run, named" grep -qF 'FAIL fault (not run: CHECKS_UNTIL had passed)' "$s"
+check "check: torch.compile's cache at llama-130m, said how it went, not counted as a check" \
+    grep -qE '^torch.compile cache llama-130m: (filled|failed)' "$s"
 check "check: the study ended with its report" grep -qF "depth study: report in $STUDY_OUT/report.html" "$s"
 check "check: its one cell succeeded" grep -q ',pre,1,succeeded,' "$STUDY_OUT/cells.csv"
 check "check: ended within its budget" \

@@ -7,8 +7,10 @@ write it: fp32 master weights, bf16 autocast, scaled_dot_product_attention
 (causal), AdamW without the fused kernel (torch's default multi-tensor
 AdamW), so that the optimizer's arithmetic matches cod's; eager and
 torch.compile. Prints one RESULT line per mode with tokens/s, MFU
-against the given dense bf16 peak and the peak device memory, with the
-largest micro-batch that fits (halving from 128) unless one is given.
+against the given dense bf16 peak, the peak device memory and the seconds
+of the three untimed warm-up updates (torch.compile's compiling among
+them), with the largest micro-batch that fits (halving from 128) unless
+one is given.
 FLOPs per token are cod's (model_flops_per_token): 6 per matmul weight,
 lm_head included, plus 12·L·d·T for attention. --accum K micro-batches
 make one update (default 1), their gradients summed as cod's trainer sums
@@ -131,9 +133,11 @@ def run(preset, mode, B, steps, accum):
         opt.step()
         return total
 
+    t0 = time.perf_counter()
     for _ in range(3):  # compilation, autotuning, allocator warm-up
         step()
     torch.cuda.synchronize()
+    warmup = time.perf_counter() - t0
     torch.cuda.reset_peak_memory_stats()
     t0 = time.perf_counter()
     for _ in range(steps):
@@ -142,7 +146,7 @@ def run(preset, mode, B, steps, accum):
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     n_params = sum(p.numel() for p in model.parameters())
-    return B * SEQ * steps * accum / dt, n_params, loss, torch.cuda.max_memory_allocated()
+    return B * SEQ * steps * accum / dt, n_params, loss, torch.cuda.max_memory_allocated(), warmup
 
 
 def main():
@@ -160,7 +164,7 @@ def main():
     B = a.micro_batch or 128
     while True:
         try:
-            tps, n_params, loss, peak_mem = run(a.preset, a.mode, B, a.steps, a.accum)
+            tps, n_params, loss, peak_mem, warmup = run(a.preset, a.mode, B, a.steps, a.accum)
             break
         except torch.cuda.OutOfMemoryError:
             torch._dynamo.reset()
@@ -175,7 +179,7 @@ def main():
     assert math.isfinite(loss), "non-finite loss"
     print(f"RESULT impl=torch-{a.mode} model={a.preset} micro_batch={B} accum={a.accum} params_m={n_params / 1e6:.1f} "
           f"tokens_per_s={tps:.0f} tflops={fl / 1e12:.1f} mfu={mfu:.4f} "
-          f"peak_gib={peak_mem / 2**30:.2f} loss={loss:.4f}")
+          f"peak_gib={peak_mem / 2**30:.2f} loss={loss:.4f} warmup_s={warmup:.1f}")
     return 0
 
 

@@ -7,7 +7,9 @@
 #   tests/gpu/visit.sh check   every GPU check (tests/gpu/run.sh, in two
 #                              halves at once) beside the depth study
 #                              (studies/depth/local.sh gpu), which reports
-#                              what has ended when the budget runs out
+#                              what has ended when the budget runs out, and
+#                              torch.compile's caches filled for the speed
+#                              call (WARM_TORCH: its sizes, "" for none)
 #   tests/gpu/visit.sh speed   cod at the paper's batch (bench/gpu/run.sh)
 #                              at llama-130m, -1b, -71m and -350m, cod's own
 #                              profile of llama-130m, then torch.compile at
@@ -55,6 +57,11 @@ archive() {
     tar -czf "$out/$call.tgz" --ignore-failed-read --exclude='*.safetensors' "$logs" "${extra[@]}" 2>/dev/null
 }
 trap archive EXIT
+# torch.compile's compiled graphs and Triton kernels, kept on the machine
+# between calls (build/ is not sent, and not cleared): what the check call
+# compiles, the speed call loads
+export TORCHINDUCTOR_CACHE_DIR=$PWD/build/gpu/torch-cache TORCHINDUCTOR_FX_GRAPH_CACHE=1 \
+    TORCHINDUCTOR_AUTOGRAD_CACHE=1
 . tests/gpu/bundle_env.sh
 # once here, before the steps that run at once would each unpack the bundle
 gpu_env_setup "$logs" > "$logs/setup.log" 2>&1
@@ -64,6 +71,29 @@ tee -a "$summary" < "$logs/setup.log"
 GPU_LOGS=$logs bash tests/gpu/probe.sh > "$logs/probe.log" 2>&1
 sed -n 's/^gpu: /GPU: /p' "$logs/probe.log" | tee -a "$summary"
 
+# torch.compile of each size at the speed call's shapes (one update, for
+# the compiled graphs, not the time), on 4 of the 16 cores: a size takes a
+# minute or more to compile cold, which the speed call, on the same machine,
+# then spends in seconds
+warm_torch() {
+    local p t
+    for p in ${WARM_TORCH-llama-130m llama-1b llama-71m llama-350m}; do
+        t=$(left 40)
+        if [ "$t" -le 30 ]; then
+            echo "torch.compile cache $p: no time left"
+            continue
+        fi
+        if BENCH_OUT=$logs/torch-warm IMPLS=torch-compile ACCUM=1 STEPS=1 CEILINGS=0 \
+            TORCHINDUCTOR_COMPILE_THREADS=4 timeout -k 5 "$t" bench/gpu/run.sh "$p" \
+            > "$logs/torch-warm-$p.log" 2>&1; then
+            echo "torch.compile cache $p: filled ($(sed -n 's/^RESULT .*\(warmup_s=[^ ]*\).*/\1/p' \
+                "$logs/torch-warm/$p"-torch-compile-accum1.log))"
+        else
+            echo "torch.compile cache $p: failed or cut off: $(tail -n 1 "$logs/torch-warm-$p.log")"
+        fi
+    done
+}
+
 check_call() {
     local t
     # the study from the start: the longest step, and the only one that ends
@@ -72,6 +102,8 @@ check_call() {
     DEADLINE=$(left 60) STUDY_DIR=$study_dir OUT=$report studies/depth/local.sh gpu \
         > "$logs/study.log" 2>&1 &
     local study=$!
+    warm_torch > "$logs/torch-warm.log" 2>&1 &
+    local warm=$!
     # the checks in two halves of about equal length, each check stopped
     # (and failed) where it would run into the archive's margin
     export CHECKS_UNTIL=$(($(date +%s) + $(left 40)))
@@ -84,6 +116,9 @@ check_call() {
         status=1
     wait "$a" || status=1
     grep -hE '^(FAIL|[a-z_]+ +[0-9]+ passed)' "$logs/checks-a.log" "$logs/checks-b.log" | tee -a "$summary"
+    # not a check: the speed call compiles cold where it failed
+    wait "$warm"
+    tee -a "$summary" < "$logs/torch-warm.log"
     # local.sh ends at its deadline; past the budget it is stopped (its
     # runs back in the queue, no report), which the summary says
     t=$(left 10)
@@ -107,6 +142,10 @@ speed_call() {
             > "$logs/bench-$1-$2.log" 2>&1 ||
             { say "bench $1 $2: cut off or failed (see bench-$1-$2.log)"; status=1; }
         grep -E "^$1 " "$logs/bench-$1-$2.log" | tee -a "$summary"
+        # how long torch.compile's untimed updates took: compiling, or
+        # loading what the check call compiled
+        sed -n "s/^RESULT .*warmup_s=\([^ ]*\).*/$1 $2: warm-up updates \1 s/p" \
+            "$logs/$1-$2-accum"*.log 2>/dev/null | tee -a "$summary"
     }
     # cod's own figures first, seconds each: MFU at every size whatever
     # else is cut off
