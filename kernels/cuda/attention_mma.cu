@@ -9,7 +9,7 @@
  * ldmatrix; tiles come into shared memory by cp.async, two buffers of
  * each tile that a loop walks over, so that the next tile's copies are in
  * flight while the present one is multiplied (a block otherwise waits a
- * trip to memory every turn, and at the two to five blocks an SM holds,
+ * trip to memory every turn, and at the three or four blocks an SM holds,
  * the other blocks' work does not cover it). Tiles are stored with rows
  * padded by 16 bytes, so that the eight rows an ldmatrix reads fall in
  * different banks. Scores are scaled into log2 units, so the
@@ -115,21 +115,21 @@ __device__ __forceinline__ void c_to_a(uint32_t a[4], const float (*c)[4], int k
     a[3] = pack(c[2 * kk + 1][2], c[2 * kk + 1][3]);
 }
 
-/* acc[16×64] = X[rows r0.., HD] · Y[64 rows, HD]ᵀ, both row-major tiles */
-template <int HD>
+/* acc[16×N] = X[rows r0.., HD] · Y[N rows, HD]ᵀ, both row-major tiles */
+template <int HD, int N = TILE>
 __device__ __forceinline__ void product_abt(float (*acc)[4], const bf16 *X, int r0, const bf16 *Y,
                                             int lane)
 {
     constexpr int LDS = HD + 8;
 #pragma unroll
-    for (int nt = 0; nt < TILE / 8; nt++)
+    for (int nt = 0; nt < N / 8; nt++)
         acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0;
 #pragma unroll
     for (int kk = 0; kk < HD / 16; kk++) {
         uint32_t a[4];
         frag_a<LDS>(a, X, r0, kk, lane);
 #pragma unroll
-        for (int np = 0; np < TILE / 16; np++) {
+        for (int np = 0; np < N / 16; np++) {
             uint32_t b[4];
             frag_b<LDS>(b, Y, np * 16, kk, lane);
             mma(acc[2 * np], a, b[0], b[1]);
@@ -138,14 +138,14 @@ __device__ __forceinline__ void product_abt(float (*acc)[4], const bf16 *X, int 
     }
 }
 
-/* out[16×HD] += c[16×64] · Z[64 rows, HD] with Z a row-major tile */
-template <int HD>
+/* out[16×HD] += c[16×K] · Z[K rows, HD] with Z a row-major tile */
+template <int HD, int K = TILE>
 __device__ __forceinline__ void product_cb(float (*out)[4], const float (*c)[4], const bf16 *Z,
                                            int lane)
 {
     constexpr int LDS = HD + 8;
 #pragma unroll
-    for (int kk = 0; kk < TILE / 16; kk++) {
+    for (int kk = 0; kk < K / 16; kk++) {
         uint32_t a[4];
         c_to_a(a, c, kk);
 #pragma unroll
@@ -498,7 +498,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     rotate_tile<HD>(Ks, k0, T, cosv, sinv);
     rotate_tile<HD>(Qs, k0, T, cosv, sinv);
     __syncthreads();
-    float dk[HD / 8][4], dv[HD / 8][4], p[TILE / 8][4], ds[TILE / 8][4];
+    float dk[HD / 8][4], dv[HD / 8][4], p[TILE / 16][4], ds[TILE / 16][4];
 #pragma unroll
     for (int nt = 0; nt < HD / 8; nt++) {
         dk[nt][0] = dk[nt][1] = dk[nt][2] = dk[nt][3] = 0;
@@ -516,29 +516,36 @@ __global__ void __launch_bounds__(WARPS * 32)
             load_tile<HD>(dOs + next * TS, dob, d, q0 + TILE, T);
             ahead = row_stats(lse, D, (size_t)bh, q0 + TILE, T);
         }
-        /* transposed: rows are this warp's keys, columns the tile's queries */
-        product_abt<HD>(p, Ks, warp * 16, Q, lane);
-        product_abt<HD>(ds, Vs, warp * 16, dO, lane);
-        const bool edge = qt == kt || q0 + TILE > T;
+        /* transposed: rows are this warp's keys, columns the tile's queries,
+         * half the tile's at a time (the scores of a whole tile beside dK
+         * and dV took 178 registers a thread, two blocks an SM) */
 #pragma unroll
-        for (int nt = 0; nt < TILE / 8; nt++) {
-            int c0 = nt * 8 + 2 * t;
-            float2 l2 = *reinterpret_cast<const float2 *>(Lt + c0),
-                   d2 = *reinterpret_cast<const float2 *>(Dt + c0);
+        for (int part = 0; part < 2; part++) {
+            constexpr int HALF = TILE / 2;
+            const int c0 = part * HALF, LDS = HD + 8;
+            product_abt<HD, HALF>(p, Ks, warp * 16, Q + c0 * LDS, lane);
+            product_abt<HD, HALF>(ds, Vs, warp * 16, dO + c0 * LDS, lane);
+            const bool edge = qt == kt || q0 + c0 + HALF > T;
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float pv = ex2(fmaf(p[nt][e], sl2, -(e & 1 ? l2.y : l2.x)));
-                if (edge) {
-                    int col = q0 + c0 + (e & 1), key = j0 + (e >> 1) * 8;
-                    if (col < key || col >= T)
-                        pv = 0;
+            for (int nt = 0; nt < HALF / 8; nt++) {
+                int c = c0 + nt * 8 + 2 * t;
+                float2 l2 = *reinterpret_cast<const float2 *>(Lt + c),
+                       d2 = *reinterpret_cast<const float2 *>(Dt + c);
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    float pv = ex2(fmaf(p[nt][e], sl2, -(e & 1 ? l2.y : l2.x)));
+                    if (edge) {
+                        int col = q0 + c + (e & 1), key = j0 + (e >> 1) * 8;
+                        if (col < key || col >= T)
+                            pv = 0;
+                    }
+                    p[nt][e] = pv;
+                    ds[nt][e] = pv * (ds[nt][e] - (e & 1 ? d2.y : d2.x));
                 }
-                p[nt][e] = pv;
-                ds[nt][e] = pv * (ds[nt][e] - (e & 1 ? d2.y : d2.x));
             }
+            product_cb<HD, HALF>(dv, p, dO + c0 * LDS, lane);
+            product_cb<HD, HALF>(dk, ds, Q + c0 * LDS, lane);
         }
-        product_cb<HD>(dv, p, dO, lane);
-        product_cb<HD>(dk, ds, Q, lane);
         if (more) {
             put_row_stats(Ls + next * TILE, Ds + next * TILE, ahead);
             next_tile_ready<HD>(Qs + next * TS, q0 + TILE, T, cosv, sinv);
