@@ -156,7 +156,7 @@ speed_call() {
         COD_CUDA_PROFILE=1 timeout -k 5 "$t" "$COD_BIN/bench_train_cuda" llama-130m 989 64 5 \
             > "$logs/profile-llama-130m.log" 2>&1 ||
             { say "profile: cut off or failed: $(tail -n 1 "$logs/profile-llama-130m.log")"; status=1; }
-        grep -E '^PROFILE' "$logs/profile-llama-130m.log" | head -n 12 | tee -a "$summary"
+        grep -E '^PROFILE' "$logs/profile-llama-130m.log" | tee -a "$summary"
     else
         say "profile: no time left"
         status=1
