@@ -72,9 +72,10 @@ GPU_LOGS=$logs bash tests/gpu/probe.sh > "$logs/probe.log" 2>&1
 sed -n 's/^gpu: /GPU: /p' "$logs/probe.log" | tee -a "$summary"
 
 # torch.compile of each size at the speed call's shapes (one update, for
-# the compiled graphs, not the time), on 4 of the 16 cores: a size takes a
-# minute or more to compile cold, which the speed call, on the same machine,
-# then spends in seconds
+# the compiled graphs, not the time), on 4 of the 16 cores and after the
+# study and the checks in the CPU's queue (nice): a size takes a minute or
+# more to compile cold, which the speed call, on the same machine, then
+# spends in seconds
 warm_torch() {
     local p t
     for p in ${WARM_TORCH-llama-130m llama-1b llama-71m llama-350m}; do
@@ -84,7 +85,7 @@ warm_torch() {
             continue
         fi
         if BENCH_OUT=$logs/torch-warm IMPLS=torch-compile ACCUM=1 STEPS=1 CEILINGS=0 \
-            TORCHINDUCTOR_COMPILE_THREADS=4 timeout -k 5 "$t" bench/gpu/run.sh "$p" \
+            TORCHINDUCTOR_COMPILE_THREADS=4 timeout -k 5 "$t" nice -n 10 bench/gpu/run.sh "$p" \
             > "$logs/torch-warm-$p.log" 2>&1; then
             echo "torch.compile cache $p: filled ($(sed -n 's/^RESULT .*\(warmup_s=[^ ]*\).*/\1/p' \
                 "$logs/torch-warm/$p"-torch-compile-accum1.log))"
