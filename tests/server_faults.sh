@@ -132,3 +132,7 @@ is "reader: a .backup beside the server holds every acknowledged experiment" \
 is "reader: the backup is sound" "$(sqlite3 "$t/backup.db" 'PRAGMA integrity_check')" ok
 stop_server
 is "after it all: the database is sound" "$(bin/cod-server --db "$t/cod.db" --check-db 2>&1)" ok
+# a commit that failed is rolled back by SQLite itself; a ROLLBACK after
+# it would log "cannot rollback - no transaction is active" at each fault
+is "after it all: no ROLLBACK of a transaction SQLite had already ended" \
+    "$(grep -c 'cannot rollback' "$t/server.log")" 0
