@@ -7,7 +7,9 @@
  * worker's last call that came with them) reach the database with the next
  * write transaction, which every batch is (db.c calls db_beats_flush at the
  * start of a batch, outside any request's savepoint, so a refused request
- * never undoes them); when nothing else writes, the reaper's thread writes
+ * never undoes them; a batch whose commit fails, as on a full disk, gives
+ * them back to be written again, so that a disk outage longer than a lease
+ * takes no lease from a worker that kept beating); when nothing else writes, the reaper's thread writes
  * them every BEATS_FLUSH_S (store_flush_beats), so that a flush stays small:
  * it holds the writer, and with it every lease, report and finish, for as
  * long as its SQL runs (at 10,000 workers and a flush a second, 20-60 ms).
@@ -117,6 +119,7 @@ void beats_free(struct beats *b)
 {
     free(b->tab);
     free(b->dirty);
+    free(b->unsettled);
     pthread_mutex_destroy(&b->lock);
 }
 
@@ -171,6 +174,19 @@ static int flush_one(struct conn *c, const struct beat *e)
     return db_exec(c, s);
 }
 
+/* Notes taken for a write that did not reach the disk: the next flush
+ * writes them, with whatever newer heartbeats have added to them. */
+static void redirty(struct beats *b, const struct beat *out, size_t n)
+{
+    pthread_mutex_lock(&b->lock);
+    for (size_t k = 0; k < n; k++) {
+        struct beat *e = find(b, out[k].run, out[k].rank, 0);
+        if (e && !e->dirty && mark_dirty(b, (size_t)(e - b->tab)) != 0)
+            break;
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
 int db_beats_flush(struct beats *b, struct conn *c, double now)
 {
     pthread_mutex_lock(&b->lock);
@@ -194,18 +210,23 @@ int db_beats_flush(struct beats *b, struct conn *c, double now)
     pthread_mutex_unlock(&b->lock);
     for (size_t k = 0; rc == 0 && k < n; k++)
         rc = flush_one(c, &out[k]);
-    if (rc != 0 && n) {
-        /* not written: the next flush writes them, as newer notes have them */
-        pthread_mutex_lock(&b->lock);
-        for (size_t k = 0; k < n; k++) {
-            struct beat *e = find(b, out[k].run, out[k].rank, 0);
-            if (e && !e->dirty && mark_dirty(b, (size_t)(e - b->tab)) != 0)
-                break;
-        }
-        pthread_mutex_unlock(&b->lock);
+    if (rc != 0) {
+        redirty(b, out, n);
+        free(out);
+        return rc;
     }
-    free(out);
-    return rc;
+    b->unsettled = out;
+    b->n_unsettled = n;
+    return 0;
+}
+
+void db_beats_settle(struct beats *b, int committed)
+{
+    if (!committed)
+        redirty(b, b->unsettled, b->n_unsettled);
+    free(b->unsettled);
+    b->unsettled = NULL;
+    b->n_unsettled = 0;
 }
 
 /* a job that writes nothing: its batch writes the heartbeats first */

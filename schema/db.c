@@ -317,6 +317,9 @@ static void run_batch(struct store *st, struct job *batch)
     ok = ok && !sqlite3_get_autocommit(c->db) && db_exec(c, db_stmt(c, q_commit)) == 0;
     if (!ok && !sqlite3_get_autocommit(c->db))
         db_exec(c, db_stmt(c, q_rollback));
+    /* a failed commit took the heartbeats' extensions with it (a lease
+     * that lapses on disk while its worker still beats) */
+    db_beats_settle(&st->beats, ok);
     reset_all(c);
     for (struct job *j = batch; !ok && j; j = j->next)
         j->rc = ST_ERROR;

@@ -56,6 +56,10 @@ struct beats {
     size_t *dirty;          /* slots not yet written */
     size_t n_dirty, dirty_cap;
     double pruned;          /* when expired notes were last dropped */
+    /* the notes the open transaction has written: until it commits, a
+     * failed commit (a full disk) would lose them */
+    struct beat *unsettled;
+    size_t n_unsettled;
 };
 struct beat_note {
     int64_t run;
@@ -136,8 +140,10 @@ int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *
  * many write jobs they held. */
 void db_counts(struct store *st, long *commits, long *jobs);
 /* Writes the heartbeats noted since the last call into the open write
- * transaction of c: 0, or -1. */
+ * transaction of c: 0, or -1. db_beats_settle says whether that
+ * transaction committed: if not, the notes it held are to be written again. */
 int db_beats_flush(struct beats *b, struct conn *c, double now);
+void db_beats_settle(struct beats *b, int committed);
 /* Steps sql, bound to id, onto its row: ST_OK with *out there, ST_NOTFOUND
  * when there is none, or ST_ERROR. */
 int db_one_row(struct conn *c, const char *sql, int64_t id, sqlite3_stmt **out);

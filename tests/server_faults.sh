@@ -9,29 +9,17 @@
 # ("Injected faults") shows what each client saw.
 cd "$(dirname "$0")/.."
 . tests/worker_helpers.bash
-VFS=$PWD/build/test-lib/faulty_vfs.so
-[ -f "$VFS" ] || { echo "FAIL server_faults: $VFS is not built (make build-tests)"; exit 1; }
-command -v sqlite3 >/dev/null || { echo "FAIL server_faults: needs the sqlite3 shell (scripts/deps.sh test)"; exit 1; }
+need_faulty_disk server_faults
 make_data
 # long enough that the disk fails and mends while the worker trains
 export STEPS=1000 CKPT=100
-wspec ref > "$t/ref.json"
-bin/cod-train "$t/ref.json" --out "$t/ref" --threads 1 >/dev/null 2>&1
+train_ref
 REF="$t/ref/metrics.jsonl"
 logged() { grep -q "$1" "$t/server.log"; }
 # the error of the last answer, as "code: message"
 error_of() { node -e 'const e=JSON.parse(require("fs").readFileSync(process.argv[1])).error; console.log(e.code + ": " + e.message)' "$t/body"; }
 names() { get "/v1/experiments?limit=100" | js "j.experiments.map(e => e.name).reverse().join(',')"; }
 
-# start_server with the failing disk preloaded into cod-server alone
-start_faulty_server() {
-    rm -f "$t/port"
-    LD_PRELOAD=$VFS COD_FAULTY_VFS=$t/disk bin/cod-server --listen 127.0.0.1:0 --db "$t/cod.db" \
-        --port-file "$t/port" "$@" 2>>"$t/server.log" &
-    SPID=$!
-    await "the server's port file" test -s "$t/port"
-    B="http://127.0.0.1:$(cat "$t/port")"
-}
 # The reaper runs once, at the start: the only writes are the tests' and the worker's.
 # One HTTP thread: a write that waits must not hold up the connections it serves.
 start_faulty_server --lease-seconds 60 --lock-timeout 60 --reap-seconds 3600 --threads 1

@@ -80,3 +80,27 @@ file_points() { # metrics.jsonl
         console.log(p.name + " " + p.step + " " + (p.layer ?? -1) + " " + p.value); }' "$1" |
         prec9 | LC_ALL=C sort
 }
+
+# The fault tests (tests/server_faults.sh, server_lease_outage.sh): the
+# failing disk of tests/faulty_vfs.h (while $t/disk exists, the SQLite
+# operations it names fail) and the sqlite3 shell, or a FAIL naming the test
+need_faulty_disk() { # test name
+    VFS=$PWD/build/test-lib/faulty_vfs.so
+    [ -f "$VFS" ] || { echo "FAIL $1: $VFS is not built (make build-tests)"; exit 1; }
+    command -v sqlite3 >/dev/null || { echo "FAIL $1: needs the sqlite3 shell (scripts/deps.sh test)"; exit 1; }
+}
+# start_server with the failing disk preloaded into cod-server alone
+start_faulty_server() { # flags
+    rm -f "$t/port"
+    LD_PRELOAD=$VFS COD_FAULTY_VFS=$t/disk bin/cod-server --listen 127.0.0.1:0 --db "$t/cod.db" \
+        --port-file "$t/port" "$@" 2>>"$t/server.log" &
+    SPID=$!
+    await "the server's port file" test -s "$t/port"
+    B="http://127.0.0.1:$(cat "$t/port")"
+}
+# wspec's experiment trained alone by cod-train: $t/ref/metrics.jsonl, the
+# curve an uninterrupted run gives
+train_ref() {
+    wspec ref > "$t/ref.json"
+    bin/cod-train "$t/ref.json" --out "$t/ref" --threads 1 >/dev/null 2>&1
+}
