@@ -9,8 +9,8 @@
  * start of a batch, outside any request's savepoint, so a refused request
  * never undoes them; a batch whose commit fails, as on a full disk, gives
  * them back to be written again, so that a disk outage longer than a lease
- * takes no lease from a worker that kept beating); when nothing else writes, the reaper's thread writes
- * them every BEATS_FLUSH_S (store_flush_beats), so that a flush stays small:
+ * takes no lease from a worker that kept beating); when nothing else
+ * writes, the reaper's thread writes them every BEATS_FLUSH_S (store_flush_beats), so that a flush stays small:
  * it holds the writer, and with it every lease, report and finish, for as
  * long as its SQL runs (at 10,000 workers and a flush a second, 20-60 ms).
  * A flush takes the notes out under the table's lock and writes them

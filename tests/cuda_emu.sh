@@ -5,8 +5,9 @@
 # very programs tests/gpu/run.sh runs on a GPU: test_emu (the emulator's own
 # reading of the PTX ISA and the runtime, and faults that must be faults),
 # test_ops_cuda whole (every op, forward and backward, both attention
-# paths), then again under the emulator's race check, test_model_cuda at the small presets (loss and every gradient;
-# every variant; the CUDA-core attention; a repeated step; the recorded
+# paths), then cod's own kernels again under the emulator's race check,
+# test_model_cuda at the small presets (loss and every gradient; every
+# variant; the CUDA-core attention; a repeated step; the recorded
 # micro-batch replayed as a graph), and cod-train on cuda:0 (fault: an
 # injected device fault stops a run as an error naming the op; moves: a run
 # goes from the CPU to the GPU and back) and the GPU benchmark's program.

@@ -40,7 +40,8 @@ settled() { db_lease | awk '($1 == "active" && $2 > 0) || $1 != "active" { ok = 
 check "the disk mended: the lease settles" poll settled
 is "the disk mended: the run is still its worker's, the lease running again" \
     "$(db_lease | awk '{ print $1, ($2 > 0 ? "running" : "lapsed") }')" "active running"
-await "the experiment to end" bash -c "[ \"\$(curl -s '$B/v1/experiments/$e' | grep -o '\"state\":\"[a-z]*\"')\" != '\"state\":\"running\"' ]"
+ended() { ! state_is "$e" running; }
+await "the experiment to end" ended
 is "it succeeded" "$(field "$e" state)" succeeded
 is "no attempt spent" "$(sqlite3 "$t/cod.db" "SELECT attempts FROM experiments WHERE id = $e")" 0
 is "one run" "$(sqlite3 "$t/cod.db" "SELECT count(*) FROM runs WHERE experiment_id = $e")" 1

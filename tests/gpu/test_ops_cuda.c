@@ -477,8 +477,9 @@ static int wanted(int argc, char **argv, const char *name)
 }
 
 /* The cases named on the command line, or every case; no_errors after
- * them. One case alone is for the emulator's race check
- * (COD_EMU_RACECHECK=1, tests/cuda_emu.sh: attention_small). */
+ * them. Some cases alone are for the emulator's race check
+ * (COD_EMU_RACECHECK=1, tests/cuda_emu.sh), which runs every launch twice:
+ * attention_small, not attention. */
 int main(int argc, char **argv)
 {
 #define NAME(fn) #fn,

@@ -71,6 +71,9 @@ tee -a "$summary" < "$logs/setup.log"
 GPU_LOGS=$logs bash tests/gpu/probe.sh > "$logs/probe.log" 2>&1
 sed -n 's/^gpu: /GPU: /p' "$logs/probe.log" | tee -a "$summary"
 
+# the seconds of torch_ref.py's untimed warm-up updates in its RESULT line
+warmup_s() { sed -n 's/^RESULT .*warmup_s=\([^ ]*\).*/\1/p' "$@" 2>/dev/null; }
+
 # torch.compile of each size at the speed call's shapes (one update, for
 # the compiled graphs, not the time), on 4 of the 16 cores and after the
 # study and the checks in the CPU's queue (nice): a size takes a minute or
@@ -87,8 +90,8 @@ warm_torch() {
         if BENCH_OUT=$logs/torch-warm IMPLS=torch-compile ACCUM=1 STEPS=1 CEILINGS=0 \
             TORCHINDUCTOR_COMPILE_THREADS=4 timeout -k 5 "$t" nice -n 10 bench/gpu/run.sh "$p" \
             > "$logs/torch-warm-$p.log" 2>&1; then
-            echo "torch.compile cache $p: filled ($(sed -n 's/^RESULT .*\(warmup_s=[^ ]*\).*/\1/p' \
-                "$logs/torch-warm/$p"-torch-compile-accum1.log))"
+            echo "torch.compile cache $p: filled (warm-up updates $(warmup_s \
+                "$logs/torch-warm/$p"-torch-compile-accum1.log) s)"
         else
             echo "torch.compile cache $p: failed or cut off: $(tail -n 1 "$logs/torch-warm-$p.log")"
         fi
@@ -135,7 +138,7 @@ check_call() {
 }
 
 speed_call() {
-    local p t impl
+    local p t w impl
     bench() { # preset, implementation
         t=$(left 15)
         [ "$t" -gt 20 ] || { say "bench $1 $2: no time left"; status=1; return; }
@@ -145,8 +148,8 @@ speed_call() {
         grep -E "^$1 " "$logs/bench-$1-$2.log" | tee -a "$summary"
         # how long torch.compile's untimed updates took: compiling, or
         # loading what the check call compiled
-        sed -n "s/^RESULT .*warmup_s=\([^ ]*\).*/$1 $2: warm-up updates \1 s/p" \
-            "$logs/$1-$2-accum"*.log 2>/dev/null | tee -a "$summary"
+        w=$(warmup_s "$logs/$1-$2-accum"*.log)
+        [ -z "$w" ] || say "$1 $2: warm-up updates $w s"
     }
     # cod's own figures first, seconds each: MFU at every size whatever
     # else is cut off

@@ -68,7 +68,6 @@ struct Block {
     size_t smem_bytes;
     std::string fault;
     const std::function<void()> *body;
-    bool eager_copies;
 };
 
 /* a fiber's stack: kernels keep their register tiles there, and the
@@ -91,12 +90,12 @@ struct Schedule {
     /* cp.async lands at issue, not at its wait: the other end of what a GPU
      * may do, so that a tile overwritten while still read shows as a race */
     bool eager_copies;
-};
+} sched; /* the running launch's */
 
 /* where the running block's round-robin stands */
 struct Round {
     int n, k;
-    bool reverse, greedy, ran;
+    bool ran;
     bool woke; /* a barrier or warp instruction has just let its threads go on */
 } round;
 
@@ -108,7 +107,7 @@ Thread *pick()
 {
     if (!blk.fault.empty())
         return nullptr;
-    if (round.greedy && round.woke) {
+    if (sched.greedy && round.woke) {
         round.k = 0;
         round.ran = false;
         round.woke = false;
@@ -122,7 +121,7 @@ Thread *pick()
             round.k = 0;
             round.ran = false;
         }
-        Thread &t = blk.threads[round.reverse ? round.n - 1 - round.k : round.k];
+        Thread &t = blk.threads[sched.reverse ? round.n - 1 - round.k : round.k];
         round.k++;
         if ((t.at == At::barrier && t.gen != blk.gen) ||
             (t.at == At::warp && t.gen != blk.warps[t.warp].gen))
@@ -296,7 +295,7 @@ void deadlock()
     blk.fault = what;
 }
 
-void run_block(Schedule how)
+void run_block()
 {
     const int n = (int)blk.threads.size();
     blk.live = n;
@@ -324,7 +323,7 @@ void run_block(Schedule how)
     block_serial++; /* the block's static shared arrays start over */
     if (blk.smem)
         std::memset(blk.smem, 0xff, blk.smem_bytes); /* NaN in bf16 and fp32 */
-    round = Round{n, 0, how.reverse, how.greedy, false, false};
+    round = Round{n, 0, false, false};
     if (Thread *first = pick()) {
         make_current(first);
         fiber_switch(&host, first->fiber, false);
@@ -359,14 +358,14 @@ bool run_grid(const Kernel &k, Schedule how, std::string *why)
     }
     blk.body = &k.thread;
     blk.fault.clear();
-    blk.eager_copies = how.eager_copies;
+    sched = how;
     grid_dim = g;
     block_dim = b;
     for (unsigned z = 0; z < g.z && blk.fault.empty(); z++)
         for (unsigned y = 0; y < g.y && blk.fault.empty(); y++)
             for (unsigned x = 0; x < g.x && blk.fault.empty(); x++) {
                 block_idx = uint3{x, y, z};
-                run_block(how);
+                run_block();
             }
     free(blk.smem);
     blk.smem = nullptr;
@@ -577,7 +576,7 @@ void cp_async16(void *dst, const void *src, int src_bytes)
     if (outside_smem(dst))
         fault("cp.async to %p, outside the block's %zu bytes of shared memory", dst, blk.smem_bytes);
     const Copy c{dst, src, src_bytes};
-    if (blk.eager_copies)
+    if (sched.eager_copies)
         copy16(c);
     else
         cur->pending.push_back(c);
