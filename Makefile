@@ -7,6 +7,9 @@
 CC      ?= cc
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 ARCH    ?= -march=native
+# the release programs' link (tests/gpu/bundle.sh gives them an rpath to the
+# libraries it carries beside them)
+LDFLAGS ?=
 WARN     = -Wall -Wextra -Werror
 BASE     = -std=c11 -D_GNU_SOURCE $(WARN) -I. -fopenmp -fno-math-errno -MMD -MP
 REL      = $(BASE) -O3 $(ARCH) -g
@@ -76,27 +79,27 @@ all: $(PROGRAMS) $(CUDA_OBJ)
 
 bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
 bin/cod-analyze: build/rel/worker/cod_analyze.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
 bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
 
 bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC) common/path.c common/fileio.c)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ -ljansson -lm $(CLIENT_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ -ljansson -lm $(CLIENT_LIBS)
 
 bin/cod-prep: build/rel/prep/cod_prep.o $(REL_LIB)
 	@mkdir -p bin
-	$(CC) $(REL) -o $@ $^ $(LIB_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
 
 bin/cod-server: build/rel/daemon/main.o $(REL_SERVER)
 	@mkdir -p bin
-	$(CC) $(filter-out -fopenmp,$(REL)) -o $@ $^ $(SERVER_LIBS)
+	$(CC) $(filter-out -fopenmp,$(REL)) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
 
 # A file as the lines of a C string literal, for a source to include.
 CSTRING = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
@@ -180,7 +183,7 @@ build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 
 build/bench/%: build/rel/bench/%.o $(REL_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) -o $@ $^ $(LIB_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
 
 build/cuda/%.o: %.cu
 	@mkdir -p $(dir $@)
@@ -189,14 +192,14 @@ build/cuda/%.o: %.cu
 
 build/gpu/%: build/rel/tests/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
 # the emulator's probes (kernels/cuda/emu/probes.cu) on a GPU; emulated below
 build/gpu/test_emu: build/cuda/kernels/cuda/emu/probes.o
 
 build/gpu/bench_train_cuda: build/rel/bench/gpu/bench_train_cuda.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
 gpu-tests: $(GPU_TESTS)
 

@@ -60,6 +60,8 @@ check "speed: exit 1, since a step was cut off" bash -c "[ $rc -eq 1 ] || { tail
 check "speed: cod at llama-130m cut off, named" grep -qF 'bench llama-130m cod: cut off or failed' "$s"
 check "speed: the later steps said to have had no time" \
     bash -c "grep -qF 'bench llama-350m torch-compile: no time left' '$s' && grep -qF 'profile: no time left' '$s'"
+check "speed: the attention counters said why not" \
+    grep -qE '^attention counters: (no ncu here|no time left)$' "$s"
 check "speed: ended within its budget" \
     bash -c "n=\$(sed -n 's/^visit speed: \([0-9]*\) s of 40$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 40 ]"
 check "speed: the archive written" test -s "$OUT/speed.tgz"

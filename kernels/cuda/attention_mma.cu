@@ -168,7 +168,13 @@ template <int HD>
 __device__ __forceinline__ void load_tile(bf16 *dst, const bf16 *src, size_t ld, int r0, int T)
 {
     constexpr int CH = HD / 8, LDS = HD + 8;
-    for (int idx = threadIdx.x; idx < TILE * CH; idx += blockDim.x) {
+    /* a constant stride, a whole number of turns (TILE · CH = 128 · HD/16):
+     * the integer pipe was the kernels' busiest. Not unrolled: unrolled,
+     * this loop and rotate_tile's took the kernels from 102-134 registers
+     * a thread to 158-248. */
+    static_assert(TILE * CH % (WARPS * 32) == 0, "whole turns");
+#pragma unroll 1
+    for (int idx = threadIdx.x; idx < TILE * CH; idx += WARPS * 32) {
         int r = idx / CH, c = idx % CH;
         bool in = r0 + r < T; /* else 0 bytes read from a row that exists, 16 zeros written */
         const bf16 *from = src + (size_t)(in ? r0 + r : r0) * ld + c * 8;
@@ -180,14 +186,25 @@ __device__ __forceinline__ void load_tile(bf16 *dst, const bf16 *src, size_t ld,
 __device__ __forceinline__ void land() { cp_async_wait_all(); }
 
 /* RoPE on a landed tile of rows r0.. (their positions), a thread turning
- * two neighbouring pairs at a time; a barrier before any reader */
+ * two neighbouring pairs at a time; a barrier before any reader. At
+ * HD = 64 (every preset's) a row is 16 threads' and a warp turns two rows:
+ * rows WARPS apart, which start 4 · 36 words apart, on opposite halves of
+ * the 32 banks; neighbouring rows, 36 words apart, shared 12 of their 16
+ * banks, a two-way conflict at every access (Nsight Compute on the second
+ * visit: 53 % of the kernels' shared stores). */
 template <int HD>
 __device__ __forceinline__ void rotate_tile(bf16 *tile, int r0, int T, const float *cosv,
                                             const float *sinv)
 {
-    constexpr int H2 = HD / 2, LDS = HD + 8, PAIRS = H2 / 2;
-    for (int idx = threadIdx.x; idx < TILE * PAIRS; idx += blockDim.x) {
-        const int r = idx / PAIRS, i = 2 * (idx % PAIRS), pos = r0 + r;
+    constexpr int H2 = HD / 2, LDS = HD + 8, PAIRS = H2 / 2, THREADS = WARPS * 32;
+    static_assert(TILE * PAIRS % THREADS == 0, "whole turns");
+    constexpr bool SPREAD = PAIRS == 16;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll 1
+    for (int turn = 0; turn < TILE * PAIRS / THREADS; turn++) {
+        const int idx = turn * THREADS + (int)threadIdx.x;
+        const int r = SPREAD ? turn * 2 * WARPS + (lane / 16) * WARPS + warp : idx / PAIRS;
+        const int i = 2 * (idx % PAIRS), pos = r0 + r;
         if (pos >= T)
             continue;
         const float2 c = *reinterpret_cast<const float2 *>(cosv + (size_t)pos * H2 + i),

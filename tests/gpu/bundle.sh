@@ -44,7 +44,15 @@ git ls-files -z --cached --others --exclude-standard |
 for d in build bin; do [ -d "$src/$d" ] && mv "$src/$d" "$src.new/"; done
 rm -rf "$src"
 mv "$src.new" "$src"
+# The programs find the libraries carried beside them through their own
+# rpath, searched before LD_LIBRARY_PATH and for the libraries' own
+# dependencies too (DT_RPATH, not RUNPATH), rather than through
+# LD_LIBRARY_PATH: there the carried libcurl, OpenSSL and libstdc++ would
+# shadow the GPU machine's own for its curl and python3. make does not relink
+# for a changed LDFLAGS, so the programs are linked afresh.
+rm -f "$src"/bin/cod* "$src"/build/gpu/test_*_cuda "$src"/build/gpu/test_emu "$src"/build/gpu/bench_train_cuda
 make -C "$src" -j"$(nproc)" ARCH="-march=x86-64-v2 -mtune=generic" \
+    LDFLAGS="-Wl,--disable-new-dtags,-rpath,'\$\$ORIGIN/../lib'" \
     bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker bin/cod gpu-tests build/gpu/bench_train_cuda \
     > "$work/build.log" 2>&1 ||
     { tail -30 "$work/build.log"; echo "bundle: build failed (see $work/build.log)" >&2; exit 1; }
@@ -56,6 +64,8 @@ progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/bin/cod-server" "$src/b
        "$src/build/gpu/test_ops_cuda" "$src/build/gpu/test_model_cuda" "$src/build/gpu/test_emu"
        "$src/build/gpu/bench_train_cuda")
 for p in "${progs[@]}"; do
+    readelf -d "$p" | grep -q 'Library rpath: \[\$ORIGIN/../lib\]' ||
+        { echo "bundle: $p has no rpath to the carried libraries" >&2; exit 1; }
     strip -o "$stage/bin/$(basename "$p")" "$p"
 done
 # Every shared library the programs load except glibc's own and the driver.

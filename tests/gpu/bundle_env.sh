@@ -10,6 +10,9 @@
 # COD_DATA: a dry run of the scripts, tests/gpu/README.md) those are used.
 # Otherwise the programs are built here with make (a machine with nvcc and
 # the corpus).
+# The bundle's programs find the libraries carried with them through their
+# rpath (bundle.sh), not LD_LIBRARY_PATH, which every process here inherits:
+# the GPU machine's curl and python3 keep their own libcurl and libstdc++.
 # Either way LD_LIBRARY_PATH gets the machine's own CUDA libraries, which
 # the programs open with dlopen: the toolkit's lib64, else the copies in
 # PyTorch's nvidia-* wheels.
@@ -30,7 +33,6 @@ gpu_env_setup() { # log directory
         COD_DATA=$PWD/$b/data
         COD_REF=$PWD/$b/reference
         [ -d "$COD_REF" ] || COD_REF=
-        export LD_LIBRARY_PATH=$PWD/$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
         echo "bundle: built from $(cat "$b/commit" 2>/dev/null || echo '?')$([ -s "$b/dirty" ] && echo ' with uncommitted changes')"
     else
         make -j"$(nproc)" bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker gpu-tests \

@@ -50,6 +50,9 @@ points "$t/plain/metrics.jsonl" > "$t/plain.loss"
 
 # the gang of one, through the server and NCCL
 e1=$(submit 1)
+# without an experiment the worker would wait for one until the check's time ran out
+check "the experiment was submitted (id ${e1:-none})" test -n "$e1"
+[ -n "$e1" ] || exit 1
 "$COD_BIN/cod-worker" --server "$B" --device cuda:0 --nccl always --max-jobs 1 --wait 5 \
     --work-dir "$t/w0" > "$t/worker1.log" 2>&1
 check "cod-worker --nccl always ran its job" test $? -eq 0
@@ -65,6 +68,8 @@ check "the gang of one's loss curve equals the plain run's (within 0.1%)" \
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 if [ "${gpus:-0}" -ge 2 ]; then
     e2=$(submit 2)
+    check "the gang of two was submitted (id ${e2:-none})" test -n "$e2"
+    [ -n "$e2" ] || exit 1
     "$COD_BIN/cod-worker" --server "$B" --device cuda:0 --max-jobs 1 --wait 5 --name g/0 \
         --work-dir "$t/g0" > "$t/rank-a.log" 2>&1 &
     a=$!

@@ -238,16 +238,26 @@ static void recorded(void)
     real *ms[2] = {am, bm}, *vs[2] = {av, bv};
     struct rng r;
     rng_seed(&r, 11, 0);
-    int same = 1;
+    int same = 1, grew = 0;
     for (int step = 0; step < 9 && same; step++) {
         int Bk = step == 5 ? 1 : B;
         for (int i = 0; i < Bk * T; i++) {
             tok[i] = (int32_t)(rng_uniform(&r) * VOCAB);
             tgt[i] = (int32_t)(rng_uniform(&r) * VOCAB);
         }
-        if (step == 3) /* a wider norm's backward: its partial sums need more scratch */
+        if (step == 3) {
+            /* A wider norm's backward: its partial sums, one row of d a
+             * block, need more scratch than llama-20m's, unless an earlier
+             * check in this process (presets, at llama-1b's width) left
+             * that much: the scratch is the backend's, and grows only.
+             * Scratch is the only memory the op allocates. */
+            size_t before, after, peak;
+            ops_cuda_memory(&before, &peak);
             ops_cuda.rmsnorm_bwd(big_dx, big_dg, big_x, big_x, big_g, big_rstd, 8192, 2048, 1, 1,
                                  NULL, 0);
+            ops_cuda_memory(&after, &peak);
+            grew = after > before;
+        }
         double l[2], gn[2];
         twin_update(both, ms, vs, tok, tgt, Bk, 1e-3f, step + 1, l, gn);
         double ea = 0, eb = 0;
@@ -263,9 +273,13 @@ static void recorded(void)
     }
     CHECK(same, "the recorded copy's losses, gradient norms and weights equal the other's");
     CHECK(!b.rec.off, "the step was recorded: %s", b.rec.why);
-    /* replayed: steps 2 and 3, 5 (recorded again after the scratch moved), 8 and 9 */
-    CHECK(b.rec.replays == 5 && a.rec.replays == 0, "%ld micro-batches replayed, 5 expected",
-          b.rec.replays);
+    /* replayed: steps 2 and 3; 4, unless the scratch moved under the
+     * recording (then 4 runs op by op and 5 records anew); 5; 8 and 9
+     * (6, a batch of 1, and 7, back to 2, each run op by op first) */
+    long expect = grew ? 5 : 6;
+    printf("  the scratch %s at step 4\n", grew ? "grew" : "did not grow");
+    CHECK(b.rec.replays == expect && a.rec.replays == 0, "%ld micro-batches replayed, %ld expected",
+          b.rec.replays, expect);
     CHECK(ops_cuda.error(err, sizeof err) == 0, "%s", err);
 out:
     ops_cuda.free(am), ops_cuda.free(av), ops_cuda.free(bm), ops_cuda.free(bv);

@@ -105,7 +105,8 @@ static int32_t *i32_dev(const int32_t *host, size_t n)
 /* ‖cuda − cpu‖/‖cpu‖ (NaN anywhere fails); worst keeps the largest ratio
  * of error to tolerance seen, for the summary line */
 static double worst_ratio;
-static const char *worst_what = "";
+/* a copy: some checks name themselves in a buffer of their own frame */
+static char worst_what[128];
 
 static double rel_err(const struct t3 *t)
 {
@@ -133,7 +134,7 @@ static int same(const struct t3 *t, double tol, const char *what)
     double e = rel_err(t);
     if (e / tol > worst_ratio) {
         worst_ratio = e / tol;
-        worst_what = what;
+        snprintf(worst_what, sizeof worst_what, "%s", what);
     }
     printf("  %-40s rel %.3e  limit %.2e (%.2f of it)\n", what, e, tol, e / tol);
     return e < tol;

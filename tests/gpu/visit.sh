@@ -14,7 +14,8 @@
 #                              at llama-130m, -1b, -71m and -350m, cod's own
 #                              profile of llama-130m, then torch.compile at
 #                              the same sizes in that order while time is
-#                              left, and cod's ratio to it
+#                              left, cod's ratio to it, and Nsight Compute's
+#                              source counters of the attention kernels
 # BUDGET: the call's seconds (default 450 for check, 230 for speed); pass a
 # device timeout_s some 30 s above it. What comes back: $OUT/CALL.txt, the
 # summary (also printed), and $OUT/CALL.tgz, every log and the study's
@@ -109,14 +110,15 @@ check_call() {
     warm_torch > "$logs/torch-warm.log" 2>&1 &
     local warm=$!
     # the checks in two halves of about equal length, each check stopped
-    # (and failed) where it would run into the archive's margin
+    # (and failed) where it would run into the archive's margin; export
+    # reads the checkpoint that loss_curve leaves in its half's GPU_LOGS
     export CHECKS_UNTIL=$(($(date +%s) + $(left 40)))
     # shellcheck disable=SC2086 # check names, as words
-    GPU_LOGS=$logs/a tests/gpu/run.sh ${CHECKS_A:-test_emu test_ops_cuda test_model_cuda export gang} \
+    GPU_LOGS=$logs/a tests/gpu/run.sh ${CHECKS_A:-test_emu test_ops_cuda test_model_cuda gang} \
         > "$logs/checks-a.log" 2>&1 &
     local a=$!
     # shellcheck disable=SC2086
-    GPU_LOGS=$logs/b tests/gpu/run.sh ${CHECKS_B:-loss_curve sanitize fault moves} > "$logs/checks-b.log" 2>&1 ||
+    GPU_LOGS=$logs/b tests/gpu/run.sh ${CHECKS_B:-loss_curve export sanitize fault moves} > "$logs/checks-b.log" 2>&1 ||
         status=1
     wait "$a" || status=1
     grep -hE '^(FAIL|[a-z_]+ +[0-9]+ passed)' "$logs/checks-a.log" "$logs/checks-b.log" | tee -a "$summary"
@@ -168,6 +170,38 @@ speed_call() {
     # torch.compile, a minute or more each to compile: the MFU targets'
     # sizes first; eager is the first visit's
     for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" torch-compile; done
+    # what issues the attention kernels' instructions, line by line of their
+    # machine code (the second visit found them bound by issue, not by the
+    # tensor cores or memory): one launch of each at llama-130m, under
+    # Nsight Compute's source counters, the report and its source page
+    # kept for reading elsewhere; last, as nothing here waits on it
+    t=$(left 15)
+    local ncu
+    ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
+    if [ -z "$ncu" ]; then
+        say "attention counters: no ncu here"
+    elif [ "$t" -gt 30 ]; then
+        # the forward's 12 launches come first, then each layer's dQ and dK, dV:
+        # skipping 11 takes the last forward and the first backward pair
+        if timeout -k 5 "$t" "$ncu" --clock-control none --force-overwrite -k regex:fa_ -s 11 -c 3 \
+            --section SpeedOfLight --section Occupancy --section WarpStateStats \
+            --section InstructionStats --section SourceCounters \
+            --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
+            --export "$logs/attention" "$COD_BIN/bench_train_cuda" llama-130m 989 64 1 \
+            > "$logs/attention-ncu.log" 2>&1; then
+            "$ncu" --import "$logs/attention.ncu-rep" --page source --csv --print-source sass \
+                > "$logs/attention-sass.csv" 2>> "$logs/attention-ncu.log"
+            "$ncu" --import "$logs/attention.ncu-rep" > "$logs/attention-ncu.txt" 2>> "$logs/attention-ncu.log"
+            grep -E '^  [a-z].*fa_|Duration|hmma|Issue Slots Busy|Achieved Occupancy|inst_executed' \
+                "$logs/attention-ncu.txt" | sed 's/(__nv_bfloat16.*//; s/  */ /g; s/^/attention counters:/' |
+                tee -a "$summary"
+            say "attention counters: $logs/attention.ncu-rep, $(grep -c . "$logs/attention-sass.csv" 2>/dev/null || echo 0) lines of machine code in attention-sass.csv"
+        else
+            say "attention counters: cut off or failed: $(tail -n 1 "$logs/attention-ncu.log")"
+        fi
+    else
+        say "attention counters: no time left"
+    fi
     # cod over torch.compile, from the two RESULT lines of one preset
     for p in llama-130m llama-1b llama-71m llama-350m; do
         awk -v p="$p" '/^RESULT/ { for (i = 1; i <= NF; i++) if ($i ~ /^tokens_per_s=/) t[FILENAME] = substr($i, 14) }
