@@ -13,7 +13,7 @@
 # goes from the CPU to the GPU and back) and the GPU benchmark's program.
 # Built by make build-tests wherever the
 # CUDA toolkit is (CI's machine); without one there is no CUDA backend to
-# check. EMU_PRESETS names the presets of test_model_cuda's first check
+# check. EMU_PRESETS names the presets of test_model_cuda's presets check
 # (each larger one takes minutes).
 set -u
 cd "$(dirname "$0")/.." && . tests/lib.sh
