@@ -465,6 +465,25 @@ cudaError_t cudaFree(void *p)
     return cudaSuccess;
 }
 
+/* Pinned host memory is host memory here: copies from it are checked and
+ * run as any copy from the host. */
+cudaError_t cudaMallocHost(void **p, size_t bytes)
+{
+    *p = nullptr;
+    if (emu::forbidden_in_capture())
+        return cudaErrorStreamCaptureUnsupported;
+    *p = malloc(bytes ? bytes : 1);
+    return *p ? cudaSuccess : set(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaFreeHost(void *p)
+{
+    if (emu::forbidden_in_capture())
+        return cudaErrorStreamCaptureUnsupported;
+    free(p);
+    return cudaSuccess;
+}
+
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
     *total = emu::device_memory();
