@@ -11,6 +11,9 @@
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
 
+/* the devices of one process that the per-device tables below hold */
+enum { MAX_DEVICES = 16 };
+
 static struct {
     pthread_mutex_t lock;
     struct block {
@@ -131,7 +134,7 @@ void cuda_download(real *host, const real *src, size_t n)
  * visit's profile, its kernel 13 µs). The caller's array is free again at
  * return, as before. A slot is reused once its copy has run (its event),
  * which at these few slots is long done. */
-enum { MAX_DEVICES = 16, UPLOAD_SLOTS = 8 };
+enum { UPLOAD_SLOTS = 8 };
 
 static struct upload_slot {
     void *p;
@@ -214,14 +217,13 @@ void cuda_download_act(real *host, const act *src, size_t n)
     convert((bf16 *)BFC(src), host, n, 0, "download_act");
 }
 
-/* One per device; cudaFree waits for the work that may still read it. */
-
 static unsigned long scratch_generation;
 
 unsigned long cuda_scratch_generation(void) { return scratch_generation; }
 
 void *cuda_scratch(size_t bytes, const char *op)
 {
+    /* one per device; cudaFree waits for the work that may still read it */
     static struct {
         void *p;
         size_t bytes;

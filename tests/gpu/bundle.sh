@@ -50,19 +50,18 @@ mv "$src.new" "$src"
 # LD_LIBRARY_PATH: there the carried libcurl, OpenSSL and libstdc++ would
 # shadow the GPU machine's own for its curl and python3. make does not relink
 # for a changed LDFLAGS, so the programs are linked afresh.
-rm -f "$src"/bin/cod* "$src"/build/gpu/test_*_cuda "$src"/build/gpu/test_emu "$src"/build/gpu/bench_train_cuda
+progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/bin/cod-server" "$src/bin/cod-worker" "$src/bin/cod"
+       "$src/build/gpu/test_ops_cuda" "$src/build/gpu/test_model_cuda" "$src/build/gpu/test_emu"
+       "$src/build/gpu/bench_train_cuda")
+rm -f "${progs[@]}"
 make -C "$src" -j"$(nproc)" ARCH="-march=x86-64-v2 -mtune=generic" \
     LDFLAGS="-Wl,--disable-new-dtags,-rpath,'\$\$ORIGIN/../lib'" \
-    bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker bin/cod gpu-tests build/gpu/bench_train_cuda \
-    > "$work/build.log" 2>&1 ||
+    "${progs[@]#"$src"/}" > "$work/build.log" 2>&1 ||
     { tail -30 "$work/build.log"; echo "bundle: build failed (see $work/build.log)" >&2; exit 1; }
 
 stage=$work/stage
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/data"
-progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/bin/cod-server" "$src/bin/cod-worker" "$src/bin/cod"
-       "$src/build/gpu/test_ops_cuda" "$src/build/gpu/test_model_cuda" "$src/build/gpu/test_emu"
-       "$src/build/gpu/bench_train_cuda")
 for p in "${progs[@]}"; do
     readelf -d "$p" | grep -q 'Library rpath: \[\$ORIGIN/../lib\]' ||
         { echo "bundle: $p has no rpath to the carried libraries" >&2; exit 1; }

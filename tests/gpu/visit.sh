@@ -155,34 +155,31 @@ speed_call() {
         w=$(warmup_s "$logs/$1-$2-accum"*.log)
         [ -z "$w" ] || say "$1 $2: warm-up updates $w s"
     }
+    # where a preset's updates go, op by op (an event after every launch),
+    # its PROFILE lines into the summary with what the label adds to
+    # "profile" after the word; fails where cut off or with too little time
+    profile() { # label, seconds needed, preset, micro-batch, updates, micro-batches an update
+        local label=$1 need=$2 failed=0
+        shift 2
+        t=$(left 15)
+        [ "$t" -gt "$need" ] || { say "$label: no time left"; return 1; }
+        COD_CUDA_PROFILE=1 timeout -k 5 "$t" "$COD_BIN/bench_train_cuda" "$1" 989 "$2" "$3" "$4" \
+            > "$logs/profile-$1.log" 2>&1 ||
+            { say "$label: cut off or failed: $(tail -n 1 "$logs/profile-$1.log")"; failed=1; }
+        sed -n "s/^PROFILE/PROFILE${label#profile}/p" "$logs/profile-$1.log" | tee -a "$summary"
+        return "$failed"
+    }
     # cod's own figures first, seconds each: MFU at every size whatever
     # else is cut off
     for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" cod; done
-    # where llama-130m's step goes, op by op (an event after every launch)
-    t=$(left 15)
-    if [ "$t" -gt 20 ]; then
-        COD_CUDA_PROFILE=1 timeout -k 5 "$t" "$COD_BIN/bench_train_cuda" llama-130m 989 64 5 \
-            > "$logs/profile-llama-130m.log" 2>&1 ||
-            { say "profile: cut off or failed: $(tail -n 1 "$logs/profile-llama-130m.log")"; status=1; }
-        grep -E '^PROFILE' "$logs/profile-llama-130m.log" | tee -a "$summary"
-    else
-        say "profile: no time left"
-        status=1
-    fi
+    # where llama-130m's step goes, one update a micro-batch of 64
+    profile profile 20 llama-130m 64 5 1 || status=1
     # torch.compile, a minute or more each to compile: the MFU targets'
     # sizes first; eager is the first visit's
     for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" torch-compile; done
     # where llama-1b's update goes at the paper's batch (16 micro-batches of
-    # 32), the MFU target the second visit missed by the least
-    t=$(left 15)
-    if [ "$t" -gt 30 ]; then
-        COD_CUDA_PROFILE=1 timeout -k 5 "$t" "$COD_BIN/bench_train_cuda" llama-1b 989 32 1 16 \
-            > "$logs/profile-llama-1b.log" 2>&1 ||
-            say "profile llama-1b: cut off or failed: $(tail -n 1 "$logs/profile-llama-1b.log")"
-        sed -n 's/^PROFILE/PROFILE llama-1b/p' "$logs/profile-llama-1b.log" | tee -a "$summary"
-    else
-        say "profile llama-1b: no time left"
-    fi
+    # 32), the MFU target the second visit missed by the least; not counted
+    profile "profile llama-1b" 30 llama-1b 32 1 16
     # what issues the attention kernels' instructions, line by line of their
     # machine code (the second visit found them bound by issue, not by the
     # tensor cores or memory): one launch of each at llama-130m, under
