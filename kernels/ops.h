@@ -105,10 +105,10 @@ struct ops {
      * [q | k | v], each nh·hd with head h at h·hd; row n is position n % T.
      * q and k are rotated on the way in (non-interleaved, rotate_half: the
      * pairs (i, i + hd/2) of each head by cos/sin [T, hd/2] of the
-     * position), so qkv holds them as the projection made them: the
-     * rotation is a pass over q and k that the attention's own loads make
-     * for free. out [N, nh·hd]. state holds what the backward needs,
-     * attn_state_size(B,T,nh,hd) elements. */
+     * position), so qkv holds them as the projection made them and the
+     * backward's dqkv is the gradient of those. out [N, nh·hd]. state
+     * holds what the backward needs (the CUDA backend keeps q and k
+     * rotated there), attn_state_size(B,T,nh,hd) elements. */
     size_t (*attn_state_size)(int B, int T, int nh, int hd);
     void (*attention_fwd)(act *out, real *state, const act *qkv, const real *cos,
                           const real *sin, int B, int T, int nh, int hd);

@@ -15,7 +15,8 @@ static inline void twin_update(struct model *const m[2], real *const adam_m[2],
     for (int i = 0; i < 2; i++) {
         const struct ops *o = m[i]->ops;
         o->zero(m[i]->grads, m[i]->n_params);
-        loss[i] = model_step(m[i], tok, tgt, B, (real)(1.0 / (B * m[i]->cfg.seq_len)));
+        model_step(m[i], tok, tgt, B, (real)(1.0 / (B * m[i]->cfg.seq_len)));
+        loss[i] = model_losses_take(m[i]);
         norm[i] = o->adam(m[i]->params, m[i]->wact, m[i]->grads, adam_m[i], adam_v[i],
                           m[i]->n_params, lr, 0.9f, 0.95f, 1e-8f, 0.1f, step, 1.0);
     }

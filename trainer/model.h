@@ -83,6 +83,12 @@ struct model {
                                        share memory with other buffers (model.c) */
     real *rstd_f, *losses;
     int logit_rows;
+    /* the per-token losses of the micro-batches model_step ran since
+     * model_losses_take: loss_n rows of loss_cap (backend memory), and
+     * loss_host, what was summed on the host where that memory ran out */
+    real *loss_rows;
+    size_t loss_n, loss_cap;
+    double loss_host;
     real *rope_cos, *rope_sin;      /* [T, hd/2] */
     act *dstream[2];                /* gradients of the residual stream */
     act *norm_tmp, *h_tmp;          /* a sub-layer's input gradient before its norm's backward
@@ -141,13 +147,18 @@ void model_logits(struct model *m, const int32_t *tokens, const int32_t *targets
 /* Accumulates the gradients of the last forward into m->grads. */
 void model_backward(struct model *m);
 /* model_forward with grad_scale != 0, then model_backward: one training
- * micro-batch, its gradients accumulated into m->grads; returns the summed
- * loss. Where the backend records (CUDA graphs) and neither grads_ready
- * nor skip is set, micro-batches of one shape after the first two are one
- * replay of a recording (m->rec) instead of a launch per op; the numbers
- * are the same either way. */
-double model_step(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
-                  real grad_scale);
+ * micro-batch, its gradients accumulated into m->grads, its per-token
+ * losses kept for model_losses_take. Nothing comes back to the host, so on
+ * a GPU the host loads the next micro-batch while this one runs. Where the
+ * backend records (CUDA graphs) and neither grads_ready nor skip is set,
+ * micro-batches of one shape after the first two are one replay of a
+ * recording (m->rec) instead of a launch per op; the numbers are the same
+ * either way. */
+void model_step(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
+                real grad_scale);
+/* The summed loss of the micro-batches since the last call (one reduction
+ * in a fixed order, and one wait for the device); 0 after none. */
+double model_losses_take(struct model *m);
 
 /* The tensor of the given kind in block l (1-based), or layer 0 / L+1. */
 const struct param_info *model_param(const struct model *m, int layer, enum param_kind kind);

@@ -260,7 +260,7 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
     int T = s->train.seq_len, mb = s->train.micro_batch;
     int n_micro = s->train.batch_seqs / r->world / mb;
     /* every target counts here (shards have no padding), so the mean is over batch·T */
-    double count = (double)s->train.batch_seqs * T, sum = 0;
+    double count = (double)s->train.batch_seqs * T;
     o->zero(r->m.grads, r->m.n_params);
     for (int k = 0; k < n_micro; k++) {
         for (int b = 0; b < mb; b++)
@@ -271,9 +271,10 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
             r->m.grads_ready = sum_grads;
             r->m.grads_ctx = r;
         }
-        sum += model_step(&r->m, r->tok, r->tgt, mb, (real)(1.0 / count));
+        model_step(&r->m, r->tok, r->tgt, mb, (real)(1.0 / count));
         r->m.grads_ready = NULL;
     }
+    double sum = model_losses_take(&r->m);
     r->comm->wait(r->comm);
     if (with_stats)
         o->copy(r->before, r->m.params, r->m.n_params);

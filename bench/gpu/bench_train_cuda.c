@@ -121,8 +121,8 @@ int main(int argc, char **argv)
     double t0 = 0, loss = 0;
     /* two warm-up steps plan the matmuls, allocate cuBLASLt's workspace and
      * record the micro-batch as a CUDA graph (model_step; COD_CUDA_GRAPHS=0
-     * runs it op by op); the losses and the gradient norm (device-to-host
-     * copies) make each micro-batch and update wait for the GPU, as a
+     * runs it op by op); the update's summed loss and the gradient norm
+     * (device-to-host copies) make each update wait for the GPU, as a
      * training run's do */
     const double count = (double)N * accum;
     for (int step = -2; step < steps; step++) {
@@ -132,9 +132,9 @@ int main(int argc, char **argv)
             t0 = now();
         }
         ops_cuda.zero(m.grads, m.n_params);
-        loss = 0;
         for (int k = 0; k < accum; k++)
-            loss += model_step(&m, tok, tgt, B, (real)(1.0 / count)) / count;
+            model_step(&m, tok, tgt, B, (real)(1.0 / count));
+        loss = model_losses_take(&m) / count;
         ops_cuda.adam(m.params, m.wact, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f,
                       0, step + 3, 1.0);
     }

@@ -11,9 +11,10 @@
  * query (or key) rows; the 32 lanes take 32 keys (or queries) of a tile at
  * a time for the scores, then hold hd/32 columns each of the accumulators.
  * hd ≤ 128. They read q and k rotated: a copy in the scratch memory,
- * turned by rope.cu (the tensor-core kernels rotate as they load), and the
- * gradients of q and k are turned back in place. This file also chooses
- * between the two implementations. */
+ * turned by rope.cu, and the gradients of q and k are turned back in place.
+ * The tensor-core kernels keep their rotated copy in the state, after lse
+ * and D, from the forward to the backward. This file also chooses between
+ * the two implementations. */
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -32,10 +33,18 @@ enum {
 };
 static const unsigned FULL = 0xffffffffu;
 
+/* where the tensor-core kernels' rotated q and k start in the state: after
+ * lse and D, on a 16-byte boundary for their copies into shared memory */
+static size_t rotated_at(int B, int T, int nh) { return ((size_t)2 * B * nh * T + 3) / 4 * 4; }
+
+/* [lse | D], and where the tensor-core kernels may take this head size, the
+ * rotated q and k, [B·T][2·nh·hd] bf16 (nh·hd floats a row), which the
+ * forward and both backward kernels read (attention_mma.cu says why), for a
+ * fraction of the memory of the activations around it */
 size_t cuda_attn_state_size(int B, int T, int nh, int hd)
 {
-    (void)hd;
-    return (size_t)2 * B * nh * T;
+    size_t n = (size_t)2 * B * nh * T;
+    return cuda_attention_mma_takes(hd) ? rotated_at(B, T, nh) + (size_t)B * T * nh * hd : n;
 }
 
 int cuda_attention_fallback;
@@ -330,7 +339,8 @@ static const bf16 *rotated(const act *qkv, const float *cos, const float *sin, i
     if (!r)
         return NULL;
     CUDA_CHECK(op, cudaMemcpyAsync(r, qkv, n * sizeof(bf16), cudaMemcpyDeviceToDevice));
-    cuda_rope(r, B * T, T, 2 * nh, hd, 3 * nh * hd, cos, sin, 1);
+    const int ld = 3 * nh * hd;
+    cuda_rope(r, ld, r, ld, B * T, T, 2 * nh, hd, cos, sin, 1);
     return r;
 }
 
@@ -340,7 +350,8 @@ void cuda_attention_fwd(act *out, real *state, const act *qkv, const real *cos, 
     if (B * nh * T == 0)
         return;
     if (on_tensor_cores(hd, "attention_fwd")) {
-        cuda_attention_mma_fwd(BF(out), state, BFC(qkv), cos, sin, B, T, nh, hd);
+        cuda_attention_mma_fwd(BF(out), state, (bf16 *)(state + rotated_at(B, T, nh)), BFC(qkv),
+                               cos, sin, B, T, nh, hd);
         return;
     }
     if (!head_dim_ok(hd, "attention_fwd"))
@@ -363,8 +374,9 @@ void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state,
     const float *lse = state;
     float *D = (float *)state + (size_t)B * nh * T; /* the backward's half of the state */
     if (on_tensor_cores(hd, "attention_bwd")) {
-        cuda_attention_mma_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D, BFC(qkv), cos, sin, B, T,
-                               nh, hd);
+        cuda_attention_mma_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D,
+                               (const bf16 *)(state + rotated_at(B, T, nh)), BFC(qkv), cos, sin,
+                               B, T, nh, hd);
         return;
     }
     if (!head_dim_ok(hd, "attention_bwd"))
@@ -379,5 +391,6 @@ void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state,
     LAUNCH_CHECK("attention_bwd (dq)");
     attn_dkv_kernel<<<grid, WARPS * 32>>>(BF(dqkv), lse, D, BFC(dout), r, T, nh, hd, scale);
     LAUNCH_CHECK("attention_bwd (dk, dv)");
-    cuda_rope(BF(dqkv), B * T, T, 2 * nh, hd, 3 * nh * hd, cos, sin, -1);
+    const int ld = 3 * nh * hd;
+    cuda_rope(BF(dqkv), ld, BF(dqkv), ld, B * T, T, 2 * nh, hd, cos, sin, -1);
 }

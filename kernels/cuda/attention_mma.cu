@@ -25,12 +25,15 @@
  *             recompute P from the logsumexp, with dS = P ⊙ (dP − D).
  * Only the diagonal tile (and one reaching past T) is masked.
  *
- * RoPE rides in the loads: qkv holds q and k as the projection made them,
- * and each Q or K tile is rotated in shared memory once it lands (the
- * pairs (i, i + HD/2) of a row, by the tables of its position, rounded to
- * bf16 as a rotation pass would have stored them); dQ and dK are turned
- * back by the transposed rotation in registers, before their one rounding.
- * That spares the pass of a separate rotation over q and k each way.
+ * RoPE: qkv holds q and k as the projection made them. Before the forward
+ * kernel, one pass (rope.cu) writes them rotated into the attention's
+ * state, where the forward and both backward kernels read them; dQ and dK
+ * are turned back by the transposed rotation in registers, before their
+ * one rounding. Rotating each tile in shared memory as it landed (the
+ * kernels before) cost no pass, but the forward rotated every K tile once
+ * for each query tile after it: about a fifth of its instructions (the
+ * second visit's counts), in a loop that waited on its table loads between
+ * two barriers.
  *
  * Fragment layouts (PTX ISA, mma.m16n8k16 with .bf16): with g = lane/4
  * and t = lane%4, A holds rows g and g+8, columns 2t, 2t+1 and 2t+8,
@@ -161,93 +164,66 @@ __device__ __forceinline__ void product_cb(float (*out)[4], const float (*c)[4],
 /* rows r0.. of a [T][HD] slice with row stride ld into a padded tile, zeros
  * past T, by cp.async straight into shared memory: the block's copies are
  * all in flight at once, and the tiles land after one trip to memory
- * (land(), then a barrier). A loop of load-then-store waited a trip for
+ * (tiles_landed()). A loop of load-then-store waited a trip for
  * every 16 bytes a thread moved, 8 trips for a K and V tile at HD = 64,
  * which is what the 52 TFLOP/s of the first H100 profile looks like. */
 template <int HD>
 __device__ __forceinline__ void load_tile(bf16 *dst, const bf16 *src, size_t ld, int r0, int T)
 {
-    constexpr int CH = HD / 8, LDS = HD + 8;
-    /* a constant stride, a whole number of turns (TILE · CH = 128 · HD/16):
-     * the integer pipe was the kernels' busiest. Not unrolled: unrolled,
-     * this loop and rotate_tile's took the kernels from 102-134 registers
-     * a thread to 158-248. */
-    static_assert(TILE * CH % (WARPS * 32) == 0, "whole turns");
+    constexpr int CH = HD / 8, LDS = HD + 8, THREADS = WARPS * 32;
+    static_assert(TILE * CH % THREADS == 0, "whole turns");
+    /* Not unrolled: unrolled, the copy loops took the kernels from 102-134
+     * registers a thread to 158-248. Rows past T read 0 bytes from row r0,
+     * which exists, and write 16 zeros. */
+    if constexpr (THREADS % CH == 0) {
+        /* a thread keeps its column and steps down the rows, its pointers
+         * worked out once: the integer pipe was the kernels' busiest, and
+         * the index arithmetic of the loop below (a division and a 64-bit
+         * product a copy) was most of its work in the kernels' loops */
+        constexpr int STEP = THREADS / CH;
+        const int c = (int)threadIdx.x % CH, r = (int)threadIdx.x / CH;
+        const bf16 *from = src + (size_t)(r0 + r) * ld + c * 8;
+        const bf16 *row0 = src + (size_t)r0 * ld + c * 8;
+        bf16 *to = dst + r * LDS + c * 8;
+        const size_t step = (size_t)STEP * ld;
 #pragma unroll 1
-    for (int idx = threadIdx.x; idx < TILE * CH; idx += WARPS * 32) {
-        int r = idx / CH, c = idx % CH;
-        bool in = r0 + r < T; /* else 0 bytes read from a row that exists, 16 zeros written */
-        const bf16 *from = src + (size_t)(in ? r0 + r : r0) * ld + c * 8;
-        cp_async16(dst + r * LDS + c * 8, from, in ? 16 : 0);
+        for (int rr = r0 + r; rr < r0 + TILE; rr += STEP, from += step, to += STEP * LDS) {
+            bool in = rr < T;
+            cp_async16(to, in ? from : row0, in ? 16 : 0);
+        }
+    } else {
+#pragma unroll 1
+        for (int idx = threadIdx.x; idx < TILE * CH; idx += THREADS) {
+            int r = idx / CH, c = idx % CH;
+            bool in = r0 + r < T;
+            const bf16 *from = src + (size_t)(in ? r0 + r : r0) * ld + c * 8;
+            cp_async16(dst + r * LDS + c * 8, from, in ? 16 : 0);
+        }
     }
 }
 
-/* this thread's copies have landed; a barrier after it shows the block's */
-__device__ __forceinline__ void land() { cp_async_wait_all(); }
-
-/* RoPE on a landed tile of rows r0.. (their positions), a thread turning
- * two neighbouring pairs at a time; a barrier before any reader. At
- * HD = 64 (every preset's) a row is 16 threads' and a warp turns two rows:
- * rows WARPS apart, which start 4 · 36 words apart, on opposite halves of
- * the 32 banks; neighbouring rows, 36 words apart, shared 12 of their 16
- * banks, a two-way conflict at every access (Nsight Compute on the second
- * visit: 53 % of the kernels' shared stores). */
-template <int HD>
-__device__ __forceinline__ void rotate_tile(bf16 *tile, int r0, int T, const float *cosv,
-                                            const float *sinv)
+/* The end of a turn of the kernels' loops: every copy issued so far has
+ * landed and is seen by the block. The barrier also keeps every warp from
+ * issuing the turn after's copies, over the buffers this turn read, until
+ * all are done with them. */
+__device__ __forceinline__ void tiles_landed()
 {
-    constexpr int H2 = HD / 2, LDS = HD + 8, PAIRS = H2 / 2, THREADS = WARPS * 32;
-    static_assert(TILE * PAIRS % THREADS == 0, "whole turns");
-    constexpr bool SPREAD = PAIRS == 16;
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-#pragma unroll 1
-    for (int turn = 0; turn < TILE * PAIRS / THREADS; turn++) {
-        const int idx = turn * THREADS + (int)threadIdx.x;
-        const int r = SPREAD ? turn * 2 * WARPS + (lane / 16) * WARPS + warp : idx / PAIRS;
-        const int i = 2 * (idx % PAIRS), pos = r0 + r;
-        if (pos >= T)
-            continue;
-        const float2 c = *reinterpret_cast<const float2 *>(cosv + (size_t)pos * H2 + i),
-                     sn = *reinterpret_cast<const float2 *>(sinv + (size_t)pos * H2 + i);
-        __nv_bfloat162 *lo = reinterpret_cast<__nv_bfloat162 *>(tile + r * LDS + i),
-                       *hi = reinterpret_cast<__nv_bfloat162 *>(tile + r * LDS + i + H2);
-        const float2 a = __bfloat1622float2(*lo), b = __bfloat1622float2(*hi);
-        *lo = __floats2bfloat162_rn(a.x * c.x - b.x * sn.x, a.y * c.y - b.y * sn.y);
-        *hi = __floats2bfloat162_rn(b.x * c.x + a.x * sn.x, b.y * c.y + a.y * sn.y);
-    }
+    cp_async_wait_all();
+    __syncthreads();
 }
 
 /* The start of a loop over key tiles: the Q tile of rows q0.. and the first
- * K and V tiles (with any copies the caller issued before) landed, Q and K
- * rotated; a barrier before any reader */
+ * K and V tiles (with any copies the caller issued before) landed. q and k
+ * come from the rotated copy (rows of ldr), v from qkv (rows of ld). */
 template <int HD>
 __device__ __forceinline__ void first_tiles(bf16 *Qs, bf16 *Ks, bf16 *Vs, const bf16 *qb,
-                                            size_t ld, int q0, int T, const float *cosv,
-                                            const float *sinv)
+                                            const bf16 *kb, size_t ldr, const bf16 *vb, size_t ld,
+                                            int q0, int T)
 {
-    const size_t d = ld / 3;
-    load_tile<HD>(Qs, qb, ld, q0, T);
-    load_tile<HD>(Ks, qb + d, ld, 0, T);
-    load_tile<HD>(Vs, qb + 2 * d, ld, 0, T);
-    land();
-    __syncthreads();
-    rotate_tile<HD>(Qs, q0, T, cosv, sinv);
-    rotate_tile<HD>(Ks, 0, T, cosv, sinv);
-}
-
-/* The end of a turn of the kernels' loops: the next tile's copies, issued
- * at the turn's start into the buffers the turn before had used, have
- * landed, and the Q or K among them (rows r0..) is rotated. Its two
- * barriers also keep every warp from issuing the turn after's copies until
- * all are done with this turn's tiles. */
-template <int HD>
-__device__ __forceinline__ void next_tile_ready(bf16 *rotated, int r0, int T, const float *cosv,
-                                                const float *sinv)
-{
-    land();
-    __syncthreads();
-    rotate_tile<HD>(rotated, r0, T, cosv, sinv);
-    __syncthreads();
+    load_tile<HD>(Qs, qb, ldr, q0, T);
+    load_tile<HD>(Ks, kb, ldr, 0, T);
+    load_tile<HD>(Vs, vb, ld, 0, T);
+    tiles_landed();
 }
 
 /* a 16×HD accumulator's rows (row0, row0+8) times f into a [T][HD] slice */
@@ -299,8 +275,8 @@ __device__ __forceinline__ void store_rows_unrotated(bf16 *dst, size_t ld, const
 
 template <int HD>
 __global__ void __launch_bounds__(WARPS * 32)
-    fa_fwd_kernel(bf16 *out, float *lse, const bf16 *qkv, const float *cosv, const float *sinv,
-                  int T, int nh, float sl2)
+    fa_fwd_kernel(bf16 *out, float *lse, const bf16 *rot, const bf16 *qkv, int T, int nh,
+                  float sl2)
 {
     constexpr int TS = TILE * (HD + 8);
     extern __shared__ __align__(16) unsigned char smem[];
@@ -310,10 +286,10 @@ __global__ void __launch_bounds__(WARPS * 32)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const Place at = place(T, true);
     const int bh = at.bh, b = bh / nh, h = bh % nh, qt = at.tile, q0 = qt * TILE;
-    const size_t d = (size_t)nh * HD, ld = 3 * d;
-    const bf16 *qb = qkv + (size_t)b * T * ld + (size_t)h * HD, *kb = qb + d, *vb = qb + 2 * d;
-    first_tiles<HD>(Qs, Ks, Vs, qb, ld, q0, T, cosv, sinv);
-    __syncthreads();
+    const size_t d = (size_t)nh * HD, ld = 3 * d, ldr = 2 * d;
+    const bf16 *qb = rot + (size_t)b * T * ldr + (size_t)h * HD, *kb = qb + d;
+    const bf16 *vb = qkv + (size_t)b * T * ld + (size_t)h * HD + 2 * d;
+    first_tiles<HD>(Qs, Ks, Vs, qb, kb, ldr, vb, ld, q0, T);
     float o[HD / 8][4], s[TILE / 8][4];
 #pragma unroll
     for (int nt = 0; nt < HD / 8; nt++)
@@ -323,7 +299,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     for (int kt = 0; kt <= qt; kt++) {
         const int k0 = kt * TILE, now = kt & 1, next = now ^ 1;
         if (kt < qt) { /* over the previous pair, which every warp is done with */
-            load_tile<HD>(Ks + next * TS, kb, ld, k0 + TILE, T);
+            load_tile<HD>(Ks + next * TS, kb, ldr, k0 + TILE, T);
             load_tile<HD>(Vs + next * TS, vb, ld, k0 + TILE, T);
         }
         product_abt<HD>(s, Qs, warp * 16, Ks + now * TS, lane);
@@ -371,7 +347,7 @@ __global__ void __launch_bounds__(WARPS * 32)
         }
         product_cb<HD>(o, s, Vs + now * TS, lane);
         if (kt < qt)
-            next_tile_ready<HD>(Ks + next * TS, k0 + TILE, T, cosv, sinv);
+            tiles_landed();
     }
 #pragma unroll
     for (int i = 0; i < 2; i++) {
@@ -414,8 +390,8 @@ __device__ __forceinline__ void put_row_stats(float *Ls, float *Ds, float2 st)
 template <int HD>
 __global__ void __launch_bounds__(WARPS * 32)
     fa_bwd_dq_kernel(bf16 *dqkv, float *D, const bf16 *dout, const bf16 *out, const float *lse,
-                     const bf16 *qkv, const float *cosv, const float *sinv, int T, int nh,
-                     float sl2, float scale)
+                     const bf16 *rot, const bf16 *qkv, const float *cosv, const float *sinv, int T,
+                     int nh, float sl2, float scale)
 {
     constexpr int LDS = HD + 8, TS = TILE * LDS;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -425,12 +401,13 @@ __global__ void __launch_bounds__(WARPS * 32)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const Place at = place(T, true);
     const int bh = at.bh, b = bh / nh, h = bh % nh, qt = at.tile, q0 = qt * TILE;
-    const size_t d = (size_t)nh * HD, ld = 3 * d;
-    const bf16 *qb = qkv + (size_t)b * T * ld + (size_t)h * HD, *kb = qb + d, *vb = qb + 2 * d;
+    const size_t d = (size_t)nh * HD, ld = 3 * d, ldr = 2 * d;
+    const bf16 *qb = rot + (size_t)b * T * ldr + (size_t)h * HD, *kb = qb + d;
+    const bf16 *vb = qkv + (size_t)b * T * ld + (size_t)h * HD + 2 * d;
     const bf16 *dob = dout + (size_t)b * T * d + (size_t)h * HD;
     const bf16 *ob = out + (size_t)b * T * d + (size_t)h * HD;
     load_tile<HD>(dOs, dob, d, q0, T);
-    first_tiles<HD>(Qs, Ks, Vs, qb, ld, q0, T, cosv, sinv);
+    first_tiles<HD>(Qs, Ks, Vs, qb, kb, ldr, vb, ld, q0, T);
     {
         int r = threadIdx.x >> 1, half = threadIdx.x & 1;
         float acc = 0;
@@ -461,7 +438,7 @@ __global__ void __launch_bounds__(WARPS * 32)
         const int k0 = kt * TILE, now = kt & 1, next = now ^ 1;
         const bf16 *K = Ks + now * TS;
         if (kt < qt) {
-            load_tile<HD>(Ks + next * TS, kb, ld, k0 + TILE, T);
+            load_tile<HD>(Ks + next * TS, kb, ldr, k0 + TILE, T);
             load_tile<HD>(Vs + next * TS, vb, ld, k0 + TILE, T);
         }
         product_abt<HD>(s, Qs, warp * 16, K, lane);
@@ -481,7 +458,7 @@ __global__ void __launch_bounds__(WARPS * 32)
             }
         product_cb<HD>(dq, s, K, lane);
         if (kt < qt)
-            next_tile_ready<HD>(Ks + next * TS, k0 + TILE, T, cosv, sinv);
+            tiles_landed();
     }
     store_rows_unrotated<HD>(dqkv + (size_t)b * T * ld + (size_t)h * HD, ld, dq, r0, T, scale, t,
                              cosv, sinv);
@@ -490,8 +467,8 @@ __global__ void __launch_bounds__(WARPS * 32)
 template <int HD>
 __global__ void __launch_bounds__(WARPS * 32)
     fa_bwd_dkv_kernel(bf16 *dqkv, const bf16 *dout, const float *lse, const float *D,
-                      const bf16 *qkv, const float *cosv, const float *sinv, int T, int nh,
-                      float sl2, float scale)
+                      const bf16 *rot, const bf16 *qkv, const float *cosv, const float *sinv,
+                      int T, int nh, float sl2, float scale)
 {
     constexpr int TS = TILE * (HD + 8);
     extern __shared__ __align__(16) unsigned char smem[];
@@ -502,19 +479,16 @@ __global__ void __launch_bounds__(WARPS * 32)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3;
     const Place at = place(T, false);
     const int bh = at.bh, b = bh / nh, h = bh % nh, kt = at.tile, k0 = kt * TILE;
-    const size_t d = (size_t)nh * HD, ld = 3 * d;
-    const bf16 *qb = qkv + (size_t)b * T * ld + (size_t)h * HD, *kb = qb + d, *vb = qb + 2 * d;
+    const size_t d = (size_t)nh * HD, ld = 3 * d, ldr = 2 * d;
+    const bf16 *qb = rot + (size_t)b * T * ldr + (size_t)h * HD, *kb = qb + d;
+    const bf16 *vb = qkv + (size_t)b * T * ld + (size_t)h * HD + 2 * d;
     const bf16 *dob = dout + (size_t)b * T * d + (size_t)h * HD;
-    load_tile<HD>(Ks, kb, ld, k0, T);
+    load_tile<HD>(Ks, kb, ldr, k0, T);
     load_tile<HD>(Vs, vb, ld, k0, T);
-    load_tile<HD>(Qs, qb, ld, k0, T);
+    load_tile<HD>(Qs, qb, ldr, k0, T);
     load_tile<HD>(dOs, dob, d, k0, T);
     put_row_stats(Ls, Ds, row_stats(lse, D, (size_t)bh, k0, T));
-    land();
-    __syncthreads();
-    rotate_tile<HD>(Ks, k0, T, cosv, sinv);
-    rotate_tile<HD>(Qs, k0, T, cosv, sinv);
-    __syncthreads();
+    tiles_landed();
     float dk[HD / 8][4], dv[HD / 8][4], p[TILE / 16][4], ds[TILE / 16][4];
 #pragma unroll
     for (int nt = 0; nt < HD / 8; nt++) {
@@ -529,7 +503,7 @@ __global__ void __launch_bounds__(WARPS * 32)
         const float *Lt = Ls + now * TILE, *Dt = Ds + now * TILE;
         float2 ahead = {0.0f, 0.0f};
         if (more) {
-            load_tile<HD>(Qs + next * TS, qb, ld, q0 + TILE, T);
+            load_tile<HD>(Qs + next * TS, qb, ldr, q0 + TILE, T);
             load_tile<HD>(dOs + next * TS, dob, d, q0 + TILE, T);
             ahead = row_stats(lse, D, (size_t)bh, q0 + TILE, T);
         }
@@ -565,7 +539,7 @@ __global__ void __launch_bounds__(WARPS * 32)
         }
         if (more) {
             put_row_stats(Ls + next * TILE, Ds + next * TILE, ahead);
-            next_tile_ready<HD>(Qs + next * TS, q0 + TILE, T, cosv, sinv);
+            tiles_landed();
         }
     }
     bf16 *dkb = dqkv + (size_t)b * T * ld + (size_t)h * HD + d;
@@ -588,8 +562,8 @@ static bool smem_allowed(int *known_dev, const char *op)
 }
 
 template <int HD>
-void fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cosv, const float *sinv, int B, int T,
-         int nh)
+void fwd(bf16 *out, float *lse, bf16 *rot, const bf16 *qkv, const float *cosv, const float *sinv,
+         int B, int T, int nh)
 {
     static int known_dev = -1;
     size_t smem = 5 * TILE * (HD + 8) * sizeof(bf16);
@@ -597,15 +571,18 @@ void fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cosv, const float 
         CUDA_CHECK("attention_fwd",
                    cudaFuncSetAttribute(fa_fwd_kernel<HD>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const int ld = 3 * nh * HD;
+    cuda_rope(rot, 2 * nh * HD, qkv, ld, B * T, T, 2 * nh, HD, cosv, sinv, 1);
     const unsigned grid = (unsigned)(B * nh * ((T + TILE - 1) / TILE));
-    fa_fwd_kernel<HD><<<grid, WARPS * 32, smem>>>(out, lse, qkv, cosv, sinv, T, nh,
+    fa_fwd_kernel<HD><<<grid, WARPS * 32, smem>>>(out, lse, rot, qkv, T, nh,
                                                   (float)(LOG2E / sqrt((double)HD)));
     LAUNCH_CHECK("attention_fwd");
 }
 
 template <int HD>
 void bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse, float *D,
-         const bf16 *qkv, const float *cosv, const float *sinv, int B, int T, int nh)
+         const bf16 *rot, const bf16 *qkv, const float *cosv, const float *sinv, int B, int T,
+         int nh)
 {
     static int known_dev = -1;
     const size_t tiles = 6 * TILE * (HD + 8) * sizeof(bf16),
@@ -621,10 +598,12 @@ void bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse, float 
     }
     const unsigned grid = (unsigned)(B * nh * ((T + TILE - 1) / TILE));
     float scale = (float)(1.0 / sqrt((double)HD)), sl2 = scale * LOG2E;
-    fa_bwd_dq_kernel<HD><<<grid, WARPS * 32, smem_dq>>>(dqkv, D, dout, out, lse, qkv, cosv, sinv,
+    fa_bwd_dq_kernel<HD><<<grid, WARPS * 32, smem_dq>>>(dqkv, D, dout, out, lse, rot, qkv, cosv,
+                                                        sinv,
                                                         T, nh, sl2, scale);
     LAUNCH_CHECK("attention_bwd (dq)");
-    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem_dkv>>>(dqkv, dout, lse, D, qkv, cosv, sinv, T,
+    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem_dkv>>>(dqkv, dout, lse, D, rot, qkv, cosv, sinv,
+                                                          T,
                                                           nh, sl2, scale);
     LAUNCH_CHECK("attention_bwd (dk, dv)");
 }
@@ -635,13 +614,13 @@ int cuda_attention_mma_takes(int hd) { return hd % 16 == 0 && hd >= 16 && hd <= 
 
 #define HEAD_SIZES(X) X(16) X(32) X(48) X(64) X(80) X(96) X(112) X(128)
 
-void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cos,
+void cuda_attention_mma_fwd(bf16 *out, float *lse, bf16 *rot, const bf16 *qkv, const float *cos,
                             const float *sin, int B, int T, int nh, int hd)
 {
     switch (hd) {
 #define CASE(H)                                                                                \
     case H:                                                                                    \
-        fwd<H>(out, lse, qkv, cos, sin, B, T, nh);                                             \
+        fwd<H>(out, lse, rot, qkv, cos, sin, B, T, nh);                                             \
         break;
         HEAD_SIZES(CASE)
 #undef CASE
@@ -651,13 +630,13 @@ void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, const float 
 }
 
 void cuda_attention_mma_bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse,
-                            float *D, const bf16 *qkv, const float *cos, const float *sin, int B,
-                            int T, int nh, int hd)
+                            float *D, const bf16 *rot, const bf16 *qkv, const float *cos,
+                            const float *sin, int B, int T, int nh, int hd)
 {
     switch (hd) {
 #define CASE(H)                                                                                \
     case H:                                                                                    \
-        bwd<H>(dqkv, dout, out, lse, D, qkv, cos, sin, B, T, nh);                              \
+        bwd<H>(dqkv, dout, out, lse, D, rot, qkv, cos, sin, B, T, nh);                              \
         break;
         HEAD_SIZES(CASE)
 #undef CASE

@@ -92,17 +92,17 @@ void cuda_dot_accumulate(real *dst, const bf16 *a, const bf16 *b, size_t n, cons
 void cuda_colsum_finish(real *dst, const real *partial, int chunks, int d, real s, const char *op);
 
 /* attention.cu (the CUDA-core kernels), attention_mma.cu (tensor cores)
- * and rope.cu, whose rotation in place the CUDA-core kernels take from a
- * copy of q and k (the tensor-core kernels rotate as they load) */
+ * and rope.cu, the rotation both take q and k through */
 extern int cuda_attention_fallback;
-void cuda_rope(bf16 *x, int N, int T, int n_vec, int hd, int stride, const float *cos,
-               const float *sin, int dir);
+void cuda_rope(bf16 *dst, int ds, const bf16 *src, int ss, int N, int T, int n_vec, int hd,
+               const float *cos, const float *sin, int dir);
 int cuda_attention_mma_takes(int hd);
-void cuda_attention_mma_fwd(bf16 *out, float *lse, const bf16 *qkv, const float *cos,
+/* rot: [B·T][2·nh·hd], q and k rotated, written here for the backward */
+void cuda_attention_mma_fwd(bf16 *out, float *lse, bf16 *rot, const bf16 *qkv, const float *cos,
                             const float *sin, int B, int T, int nh, int hd);
 /* also fills D = rowsum(dO ⊙ O), [B·nh·T] */
 void cuda_attention_mma_bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse,
-                            float *D, const bf16 *qkv, const float *cos, const float *sin, int B,
-                            int T, int nh, int hd);
+                            float *D, const bf16 *rot, const bf16 *qkv, const float *cos,
+                            const float *sin, int B, int T, int nh, int hd);
 
 #endif

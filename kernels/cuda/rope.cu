@@ -1,17 +1,21 @@
-/* Rotary embedding in place, non-interleaved (rotate_half), from the
- * model's cos/sin tables [T, hd/2] (computed once in double on the host, so
- * both backends rotate by the same values): no transcendental per element.
- * A thread turns eight pairs (i, i + hd/2) where the head allows. On the
- * first n_vec vectors of hd in each of N rows of `stride`; row n is
- * position n % T; dir = −1 is the transpose (the backward). Only the
- * CUDA-core attention needs it (attention.cu). */
+/* Rotary embedding, non-interleaved (rotate_half), from the model's cos/sin
+ * tables [T, hd/2] (computed once in double on the host, so both backends
+ * rotate by the same values): no transcendental per element. A thread
+ * turns eight pairs (i, i + hd/2) where the head allows. On the first n_vec
+ * vectors of hd in each of N rows, read from src (row stride ss) and
+ * written to dst (row stride ds), which may be src; row n is position
+ * n % T; dir = −1 is the transpose (the backward). The tensor-core
+ * attention keeps such a rotated copy of q and k in its state, where the
+ * forward and both backward kernels read it; the CUDA-core attention turns
+ * a copy in the scratch memory, and the gradients in place. */
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/vec.cuh"
 
 template <bool VEC>
-static __global__ void rope_kernel(bf16 *x, int T, int n_vec, int hd, int stride,
-                                   const float *cosv, const float *sinv, float dir, size_t items)
+static __global__ void rope_kernel(bf16 *dst, int ds, const bf16 *src, int ss, int T, int n_vec,
+                                   int hd, const float *cosv, const float *sinv, float dir,
+                                   size_t items)
 {
     const int W = VEC ? 8 : 1;
     int h2 = hd / 2, per_vec = h2 / W;
@@ -21,7 +25,8 @@ static __global__ void rope_kernel(bf16 *x, int T, int n_vec, int hd, int stride
         size_t rv = it / per_vec; /* row·n_vec + vector */
         size_t row = rv / n_vec;
         int v = (int)(rv % n_vec), t = (int)(row % T);
-        bf16 *p = x + row * stride + (size_t)v * hd;
+        const bf16 *p = src + row * ss + (size_t)v * hd;
+        bf16 *q = dst + row * ds + (size_t)v * hd;
         const float *c = cosv + (size_t)t * h2 + i, *s = sinv + (size_t)t * h2 + i;
         if (VEC) {
             vec8 a = load8(p + i), b = load8(p + i + h2);
@@ -31,29 +36,29 @@ static __global__ void rope_kernel(bf16 *x, int T, int n_vec, int hd, int stride
                 a.v[k] = x1 * c[k] - x2 * sn;
                 b.v[k] = x2 * c[k] + x1 * sn;
             }
-            store8(p + i, a);
-            store8(p + i + h2, b);
+            store8(q + i, a);
+            store8(q + i + h2, b);
         } else {
             float x1 = __bfloat162float(p[i]), x2 = __bfloat162float(p[i + h2]), sn = dir * s[0];
-            p[i] = __float2bfloat16_rn(x1 * c[0] - x2 * sn);
-            p[i + h2] = __float2bfloat16_rn(x2 * c[0] + x1 * sn);
+            q[i] = __float2bfloat16_rn(x1 * c[0] - x2 * sn);
+            q[i + h2] = __float2bfloat16_rn(x2 * c[0] + x1 * sn);
         }
     }
 }
 
-void cuda_rope(bf16 *x, int N, int T, int n_vec, int hd, int stride, const float *cos,
-               const float *sin, int dir)
+void cuda_rope(bf16 *dst, int ds, const bf16 *src, int ss, int N, int T, int n_vec, int hd,
+               const float *cos, const float *sin, int dir)
 {
     int h2 = hd / 2;
-    bool vec = h2 % 8 == 0 && stride % 8 == 0 && vec_ok(x, 8);
+    bool vec = h2 % 8 == 0 && ds % 8 == 0 && ss % 8 == 0 && vec_ok(dst, 8) && vec_ok(src, 8);
     size_t items = (size_t)N * n_vec * (vec ? h2 / 8 : h2);
     if (items == 0)
         return;
     if (vec)
-        rope_kernel<true><<<cuda_blocks(items), CUDA_THREADS>>>(x, T, n_vec, hd, stride, cos,
-                                                                 sin, (float)dir, items);
+        rope_kernel<true><<<cuda_blocks(items), CUDA_THREADS>>>(dst, ds, src, ss, T, n_vec, hd,
+                                                                 cos, sin, (float)dir, items);
     else
-        rope_kernel<false><<<cuda_blocks(items), CUDA_THREADS>>>(x, T, n_vec, hd, stride, cos,
-                                                                  sin, (float)dir, items);
+        rope_kernel<false><<<cuda_blocks(items), CUDA_THREADS>>>(dst, ds, src, ss, T, n_vec, hd,
+                                                                  cos, sin, (float)dir, items);
     LAUNCH_CHECK("rope");
 }

@@ -11,7 +11,9 @@
  * batch of another size and an evaluation between updates. So a value of
  * the step that changes from batch to batch and reaches an op by value (a
  * graph would replay it stale) fails here, on the CPU, before a GPU runs
- * it. */
+ * it. Also here: the micro-batches' losses, which model_step leaves on the
+ * backend for the update to take in one sum. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,9 +482,70 @@ static void a_replay_keeps_the_recorded_scalars(void)
           "an op that answers the host fails the recording (%g): %s", s, err);
 }
 
+/* ---- the update's losses, kept on the backend ---- */
+
+static int refuse_alloc;
+static real *maybe_alloc(size_t n) { return refuse_alloc ? NULL : ops_cpu.alloc(n); }
+
+/* model_step keeps each micro-batch's per-token losses on the backend and
+ * model_losses_take sums them once, so that a GPU's host never waits for a
+ * micro-batch to end: the sum must be every micro-batch's since the last
+ * take (five of them here: the rows grow three times, and from the second
+ * on they come from a replay), and so when the rows' memory is refused
+ * (each micro-batch's sum is read at once). The reference is each batch's
+ * loss from model_forward on a twin with the same weights. */
+static void an_update_takes_the_losses_of_its_micro_batches(void)
+{
+    struct ops rec = recording_ops(), refusing = ops_cpu;
+    refusing.alloc = maybe_alloc;
+    const struct ops *kinds[2] = {&rec, &refusing};
+    struct model_config cfg;
+    if (config("lns", &cfg) != 0) {
+        CHECK(0, "config");
+        return;
+    }
+    for (int kind = 0; kind < 2; kind++) {
+        struct model a, b;
+        char err[512];
+        refuse_alloc = 0;
+        if (model_create(&a, &ops_cpu, &cfg, MAX_B, err, sizeof err) != 0 ||
+            model_create(&b, kinds[kind], &cfg, MAX_B, err, sizeof err) != 0 ||
+            model_init_weights(&a, 9, err, sizeof err) != 0 ||
+            model_init_weights(&b, 9, err, sizeof err) != 0) {
+            CHECK(0, "%s: %s", kinds[kind]->name, err);
+            return;
+        }
+        refuse_alloc = kind == 1;
+        int32_t tok[MAX_B * T], tgt[MAX_B * T];
+        struct rng r;
+        rng_seed(&r, 4, 0);
+        for (int update = 0; update < 2; update++) {
+            double want = 0;
+            for (int k = 0; k < 5; k++) {
+                for (int i = 0; i < MAX_B * T; i++) {
+                    tok[i] = (int32_t)(rng_uniform(&r) * VOCAB);
+                    tgt[i] = i % 7 == 3 ? -1 : (int32_t)(rng_uniform(&r) * VOCAB);
+                }
+                want += model_forward(&a, tok, tgt, MAX_B, 0);
+                model_step(&b, tok, tgt, MAX_B, (real)(1.0 / (5 * MAX_B * T)));
+            }
+            double got = model_losses_take(&b), again = model_losses_take(&b);
+            CHECK(fabs(got - want) <= 1e-12 * fabs(want) && want > 0 && again == 0,
+                  "%s, update %d: %.17g taken, %.17g the micro-batches' sum; then %g",
+                  kinds[kind]->name, update + 1, got, want, again);
+        }
+        CHECK(kind == 0 ? b.loss_cap == 8 * MAX_B * T && b.rec.replays == 9 : b.loss_cap == 0,
+              "%s: rows for %zu losses kept, %ld replays", kinds[kind]->name, b.loss_cap,
+              b.rec.replays);
+        model_destroy(&a);
+        model_destroy(&b);
+    }
+}
+
 int main(void)
 {
     RUN(every_variant_replays_bit_for_bit);
     RUN(a_replay_keeps_the_recorded_scalars);
+    RUN(an_update_takes_the_losses_of_its_micro_batches);
     CHECK_EXIT();
 }
