@@ -8,25 +8,31 @@
  * attention keeps such a rotated copy of q and k in its state, where the
  * forward and both backward kernels read it; the CUDA-core attention turns
  * a copy in the scratch memory, and the gradients in place. */
+#include <cstdint>
+
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
 #include "kernels/cuda/vec.cuh"
 
-template <bool VEC>
+/* I: the index type, 32 bits wherever the items fit (every preset's), as
+ * a 64-bit division costs several times a 32-bit one, three of them an
+ * item of 32 bytes each way: the pass runs before every tensor-core
+ * attention forward now, not only on the CUDA-core path */
+template <bool VEC, typename I>
 static __global__ void rope_kernel(bf16 *dst, int ds, const bf16 *src, int ss, int T, int n_vec,
                                    int hd, const float *cosv, const float *sinv, float dir,
-                                   size_t items)
+                                   I items)
 {
     const int W = VEC ? 8 : 1;
-    int h2 = hd / 2, per_vec = h2 / W;
-    for (size_t it = blockIdx.x * (size_t)blockDim.x + threadIdx.x; it < items;
-         it += (size_t)gridDim.x * blockDim.x) {
-        int i = (int)(it % per_vec) * W;
-        size_t rv = it / per_vec; /* row·n_vec + vector */
-        size_t row = rv / n_vec;
-        int v = (int)(rv % n_vec), t = (int)(row % T);
-        const bf16 *p = src + row * ss + (size_t)v * hd;
-        bf16 *q = dst + row * ds + (size_t)v * hd;
+    const I h2 = (I)hd / 2, per_vec = h2 / W;
+    for (I it = blockIdx.x * (I)blockDim.x + threadIdx.x; it < items;
+         it += (I)gridDim.x * blockDim.x) {
+        I i = it % per_vec * W;
+        I rv = it / per_vec; /* row·n_vec + vector */
+        I row = rv / (I)n_vec;
+        I v = rv % (I)n_vec, t = row % (I)T;
+        const bf16 *p = src + (size_t)row * ss + (size_t)v * hd;
+        bf16 *q = dst + (size_t)row * ds + (size_t)v * hd;
         const float *c = cosv + (size_t)t * h2 + i, *s = sinv + (size_t)t * h2 + i;
         if (VEC) {
             vec8 a = load8(p + i), b = load8(p + i + h2);
@@ -54,11 +60,20 @@ void cuda_rope(bf16 *dst, int ds, const bf16 *src, int ss, int N, int T, int n_v
     size_t items = (size_t)N * n_vec * (vec ? h2 / 8 : h2);
     if (items == 0)
         return;
-    if (vec)
-        rope_kernel<true><<<cuda_blocks(items), CUDA_THREADS>>>(dst, ds, src, ss, T, n_vec, hd,
-                                                                 cos, sin, (float)dir, items);
+    /* the grid-stride loop's last step must not wrap the index either */
+    const bool narrow = items + (size_t)cuda_blocks(items) * CUDA_THREADS <= UINT32_MAX;
+    const unsigned grid = cuda_blocks(items);
+    if (vec && narrow)
+        rope_kernel<true, unsigned><<<grid, CUDA_THREADS>>>(dst, ds, src, ss, T, n_vec, hd, cos,
+                                                            sin, (float)dir, (unsigned)items);
+    else if (vec)
+        rope_kernel<true, size_t><<<grid, CUDA_THREADS>>>(dst, ds, src, ss, T, n_vec, hd, cos,
+                                                          sin, (float)dir, items);
+    else if (narrow)
+        rope_kernel<false, unsigned><<<grid, CUDA_THREADS>>>(dst, ds, src, ss, T, n_vec, hd, cos,
+                                                             sin, (float)dir, (unsigned)items);
     else
-        rope_kernel<false><<<cuda_blocks(items), CUDA_THREADS>>>(dst, ds, src, ss, T, n_vec, hd,
-                                                                  cos, sin, (float)dir, items);
+        rope_kernel<false, size_t><<<grid, CUDA_THREADS>>>(dst, ds, src, ss, T, n_vec, hd, cos,
+                                                           sin, (float)dir, items);
     LAUNCH_CHECK("rope");
 }
