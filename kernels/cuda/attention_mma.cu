@@ -118,10 +118,12 @@ __device__ __forceinline__ void c_to_a(uint32_t a[4], const float (*c)[4], int k
     a[3] = pack(c[2 * kk + 1][2], c[2 * kk + 1][3]);
 }
 
-/* acc[16×N] = X[rows r0.., HD] · Y[N rows, HD]ᵀ, both row-major tiles */
+/* acc[16×N] = X[rows r0.., HD] · Y[N rows, HD]ᵀ, both row-major tiles;
+ * columns from 16·live on are left 0 (live, warp-uniform: the diagonal
+ * tile's columns past every row of the warp, which the mask hides) */
 template <int HD, int N = TILE>
 __device__ __forceinline__ void product_abt(float (*acc)[4], const bf16 *X, int r0, const bf16 *Y,
-                                            int lane)
+                                            int lane, int live = N / 16)
 {
     constexpr int LDS = HD + 8;
 #pragma unroll
@@ -133,6 +135,8 @@ __device__ __forceinline__ void product_abt(float (*acc)[4], const bf16 *X, int 
         frag_a<LDS>(a, X, r0, kk, lane);
 #pragma unroll
         for (int np = 0; np < N / 16; np++) {
+            if (np >= live)
+                break;
             uint32_t b[4];
             frag_b<LDS>(b, Y, np * 16, kk, lane);
             mma(acc[2 * np], a, b[0], b[1]);
@@ -141,14 +145,17 @@ __device__ __forceinline__ void product_abt(float (*acc)[4], const bf16 *X, int 
     }
 }
 
-/* out[16×HD] += c[16×K] · Z[K rows, HD] with Z a row-major tile */
+/* out[16×HD] += c[16×K] · Z[K rows, HD] with Z a row-major tile, over the
+ * first 16·live of c's columns (the rest 0) */
 template <int HD, int K = TILE>
 __device__ __forceinline__ void product_cb(float (*out)[4], const float (*c)[4], const bf16 *Z,
-                                           int lane)
+                                           int lane, int live = K / 16)
 {
     constexpr int LDS = HD + 8;
 #pragma unroll
     for (int kk = 0; kk < K / 16; kk++) {
+        if (kk >= live)
+            break;
         uint32_t a[4];
         c_to_a(a, c, kk);
 #pragma unroll
@@ -302,7 +309,13 @@ __global__ void __launch_bounds__(WARPS * 32)
             load_tile<HD>(Ks + next * TS, kb, ldr, k0 + TILE, T);
             load_tile<HD>(Vs + next * TS, vb, ld, k0 + TILE, T);
         }
-        product_abt<HD>(s, Qs, warp * 16, Ks + now * TS, lane);
+        /* on the diagonal, the key columns this warp's rows can see: the
+         * last turn, which ends with no barrier, so a warp that skips the
+         * rest frees its issue slots to the SM's other blocks (dQ's loop
+         * ends the same way, but there the skip took it from 128 registers
+         * to 141, a block an SM fewer) */
+        const int live = kt == qt ? warp + 1 : TILE / 16;
+        product_abt<HD>(s, Qs, warp * 16, Ks + now * TS, lane, live);
         if (kt == qt) /* the diagonal tile: keys after the row, and keys past T */
 #pragma unroll
             for (int nt = 0; nt < TILE / 8; nt++)
@@ -345,7 +358,7 @@ __global__ void __launch_bounds__(WARPS * 32)
             o[nt][2] *= corr[1];
             o[nt][3] *= corr[1];
         }
-        product_cb<HD>(o, s, Vs + now * TS, lane);
+        product_cb<HD>(o, s, Vs + now * TS, lane, live);
         if (kt < qt)
             tiles_landed();
     }
