@@ -612,12 +612,10 @@ void bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse, float 
     const unsigned grid = (unsigned)(B * nh * ((T + TILE - 1) / TILE));
     float scale = (float)(1.0 / sqrt((double)HD)), sl2 = scale * LOG2E;
     fa_bwd_dq_kernel<HD><<<grid, WARPS * 32, smem_dq>>>(dqkv, D, dout, out, lse, rot, qkv, cosv,
-                                                        sinv,
-                                                        T, nh, sl2, scale);
+                                                        sinv, T, nh, sl2, scale);
     LAUNCH_CHECK("attention_bwd (dq)");
-    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem_dkv>>>(dqkv, dout, lse, D, rot, qkv, cosv, sinv,
-                                                          T,
-                                                          nh, sl2, scale);
+    fa_bwd_dkv_kernel<HD><<<grid, WARPS * 32, smem_dkv>>>(dqkv, dout, lse, D, rot, qkv, cosv,
+                                                          sinv, T, nh, sl2, scale);
     LAUNCH_CHECK("attention_bwd (dk, dv)");
 }
 
