@@ -1,8 +1,9 @@
 /* Inside the report (report/ only; the API is report.h): the report's view
- * of a sweep, shared by the three parts that draw it: report.c (the view,
- * the groups' series, the page), tables.c (Table 1, the comparisons, the
- * depth summary and the CSV files) and figures.c (the line charts and the
- * angular-distance heat maps). */
+ * of a sweep (sweep.c), read from the API's documents into the grid's axes,
+ * with the groups' series and the files the report writes through. The
+ * three parts that draw it use it: report.c (the page), tables.c (Table 1,
+ * the comparisons, the depth summary and the CSV files) and figures.c (the
+ * line charts and the angular-distance heat maps); it uses none of them. */
 #ifndef COD_REPORT_SWEEP_H
 #define COD_REPORT_SWEEP_H
 
@@ -44,17 +45,12 @@ struct col {
     size_t len;
 };
 
-/* What a figure draws of its metric. */
-enum how { AT_LAST_STEP, OVER_STEPS, LAST_LAYER_OVER_STEPS };
-
-struct figure {
-    const char *id, *metric, *title, *xlabel, *ylabel;
-    enum how how;
-    int from_layer, log_y, error_bars;
-};
-
-/* report.c: a file of the report written through a memory stream
- * (rp_out_file adds it to the files, -1 when writing failed) */
+/* The sweep's view from doc (report_render's): 0, or -1 with c->err
+ * filled; rp_sweep_free frees what it made. */
+int rp_sweep_read(struct ctx *c, const json_t *doc);
+void rp_sweep_free(struct ctx *c);
+/* a file of the report written through a memory stream (rp_out_file adds
+ * it to the files, -1 when writing failed) */
 int rp_out_open(struct out *o);
 int rp_out_file(struct ctx *c, struct out *o, const char *name, const char *type);
 /* a number of a JSON array, NaN where there is none */
@@ -76,19 +72,5 @@ double rp_value_at(const struct col *o, double step, int layer);
 /* <tag>text</tag> escaped, and the link to a CSV file beside the page */
 void rp_element(FILE *f, const char *tag, const char *text);
 void rp_data_link(FILE *f, const char *csv);
-
-/* tables.c: each writes its section of the page into f and its CSV file;
- * the CSV files of the figures' series and of every cell */
-int rp_series_csv(struct ctx *c, const char *file, const char *const *metrics);
-int rp_angular_csv(struct ctx *c, int max_layers);
-int rp_table1(struct ctx *c, FILE *f);
-int rp_comparisons(struct ctx *c, FILE *f);
-int rp_depth_summary(struct ctx *c, FILE *f);
-int rp_cells_csv(struct ctx *c);
-
-/* figures.c: one panel per setting and a line per variant; a heat map of
- * the angular distances per group */
-int rp_figure_panels(struct ctx *c, FILE *f, const struct figure *fig);
-int rp_heatmaps(struct ctx *c, FILE *f, int max_layers);
 
 #endif

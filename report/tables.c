@@ -1,4 +1,4 @@
-/* The report's tables (sweep.h): Table 1 with the best of each column and
+/* The report's tables (tables.h): Table 1 with the best of each column and
  * the ties within the seed noise, the paired comparisons, the depth summary
  * (the two numbers it derives itself: docs/report.md), and the CSV files of
  * the tables, the figures' series and every cell. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/sweep.h"
+#include "report/tables.h"
 #include "report/text.h"
 
 /* ---- CSV: the group columns, then the rest ---- */
