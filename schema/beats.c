@@ -1,23 +1,25 @@
 /* Heartbeats kept in memory. A heartbeat that only extends a lease changes
  * nothing that must survive a crash by itself: the server that restarts
- * gives every running lease a full lease of grace (store_grace) before its
- * reaper may act, so an extension lost with the process costs nothing. So
- * a heartbeat is checked on a read connection and noted here, never waiting
- * for the writer or for an fsync; the extensions (and the step and the
- * worker's last call that came with them) reach the database with the next
- * write transaction, which every batch is (db.c calls db_beats_flush at the
- * start of a batch, outside any request's savepoint, so a refused request
- * never undoes them; a batch whose commit fails, as on a full disk, gives
- * them back to be written again, so that a disk outage longer than a lease
- * takes no lease from a worker that kept beating); when nothing else
- * writes, the reaper's thread writes them every BEATS_FLUSH_S (store_flush_beats), so that a flush stays small:
- * it holds the writer, and with it every lease, report and finish, for as
- * long as its SQL runs (at 10,000 workers and a flush a second, 20-60 ms).
- * A flush takes the notes out under the table's lock and writes them
- * without it: a heartbeat never waits for the SQL of a flush. The notes stay
- * after they are written, so that a read connection that does not yet see
- * the batch still finds the extension here; a note long expired is
- * dropped. */
+ * gives every running lease a full lease of grace (store_grace, leases.c)
+ * before its reaper may act, so an extension lost with the process costs
+ * nothing. So a heartbeat is checked on a read connection and noted here,
+ * never waiting for the writer or for an fsync; the extensions (and the
+ * step and the worker's last call that came with them) reach the database
+ * with the next write transaction, which every batch is (db.c calls
+ * db_beats_flush at the start of a batch, outside any request's savepoint,
+ * so a refused request never undoes them; a batch whose commit fails, as
+ * on a full disk, gives them back to be written again, so that a disk
+ * outage longer than a lease takes no lease from a worker that kept
+ * beating); when nothing else writes, the reaper's thread writes them
+ * every BEATS_FLUSH_S (store_flush_beats, db.c), so that a flush stays
+ * small: it holds the writer, and with it every lease, report and finish,
+ * for as long as its SQL runs (at 10,000 workers and a flush a second,
+ * 20-60 ms). A flush takes the notes out under the table's lock and writes
+ * them without it: a heartbeat never waits for the SQL of a flush. The
+ * notes stay after they are written, so that a read connection that does
+ * not yet see the batch still finds the extension here; a note long
+ * expired is dropped. It writes through a connection (conn.c) and calls
+ * nothing above it: db.c's batches call it. */
 #include "schema/db.h"
 
 #include <stdlib.h>
@@ -39,11 +41,6 @@ static const char q_step[] =
     "UPDATE experiments SET step = max(step, ?2) WHERE id = ?1";
 static const char q_seen[] =
     "UPDATE workers SET last_seen = max(last_seen, ?2) WHERE id = ?1";
-static const char q_grace_members[] =
-    "UPDATE run_members SET lease_expires = max(lease_expires, ?1)"
-    " WHERE run_id IN (SELECT id FROM runs WHERE state = 'active')";
-static const char q_grace_runs[] =
-    "UPDATE runs SET lease_expires = max(lease_expires, ?1) WHERE state = 'active'";
 
 static size_t slot(const struct beats *b, int64_t run, int rank)
 {
@@ -227,40 +224,4 @@ void db_beats_settle(struct beats *b, int committed)
     free(b->unsettled);
     b->unsettled = NULL;
     b->n_unsettled = 0;
-}
-
-/* a job that writes nothing: its batch writes the heartbeats first */
-static int beats_written(struct store *st, void *arg)
-{
-    (void)arg;
-    return st->beats_failed ? ST_ERROR : ST_OK;
-}
-
-int store_flush_beats(struct store *st)
-{
-    pthread_mutex_lock(&st->beats.lock);
-    size_t n = st->beats.n_dirty;
-    pthread_mutex_unlock(&st->beats.lock);
-    if (!n)
-        return ST_OK;
-    return db_run(st, beats_written, NULL);
-}
-
-static int grace(struct store *st, void *arg)
-{
-    struct conn *c = &st->writer;
-    double until = store_now() + *(double *)arg;
-    sqlite3_stmt *s = db_stmt(c, q_grace_members);
-    if (!s)
-        return ST_ERROR;
-    sqlite3_bind_double(s, 1, until);
-    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_grace_runs)))
-        return ST_ERROR;
-    sqlite3_bind_double(s, 1, until);
-    return db_exec(c, s) == 0 ? ST_OK : ST_ERROR;
-}
-
-int store_grace(struct store *st, double lease_s)
-{
-    return db_run(st, grace, &lease_s);
 }

@@ -1,5 +1,5 @@
-/* The store's connections and transactions (db.h): a writer under a
- * mutex, a pool of readers, statements prepared once and kept.
+/* The store (db.h): its writer and its pool of readers (each a connection,
+ * conn.c), and its transactions.
  *
  * Group commit: writes that arrive together share one transaction and one
  * fsync. A request queues its write (db_run) and waits; one thread, the
@@ -21,10 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "schema/migrate.h"
-#include "schema/syncvfs.h"
 
 static const char q_begin[] =
     "BEGIN IMMEDIATE";
@@ -45,101 +43,6 @@ enum { BATCH_MAX = 256 };
 static void *committer(void *arg);
 static void *answerer(void *arg);
 
-double store_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-void db_log_sql(struct conn *c, const char *what)
-{
-    db_outage_note(c);
-    fprintf(stderr, "cod-server: sqlite: %s: %s\n", what, sqlite3_errmsg(c->db));
-}
-
-static void note_used(struct conn *c, int i)
-{
-    if (!c->used[i]) {
-        c->used[i] = 1;
-        c->used_at[c->n_used++] = i;
-    }
-}
-
-sqlite3_stmt *db_stmt(struct conn *c, const char *sql)
-{
-    for (int i = 0; i < c->n_st; i++)
-        if (c->st[i].sql == sql) {
-            sqlite3_reset(c->st[i].st);
-            sqlite3_clear_bindings(c->st[i].st);
-            note_used(c, i);
-            return c->st[i].st;
-        }
-    if (c->n_st == DB_MAX_STMTS) {
-        fprintf(stderr, "cod-server: sqlite: more than %d statements: %s\n", DB_MAX_STMTS, sql);
-        return NULL;
-    }
-    sqlite3_stmt *s;
-    if (sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) {
-        db_log_sql(c, sql);
-        return NULL;
-    }
-    c->st[c->n_st].sql = sql;
-    c->st[c->n_st].st = s;
-    note_used(c, c->n_st++);
-    return s;
-}
-
-/* Ends whatever statement of c is still stepping (and with it a read
- * transaction). A reset returns the error of a step that failed, which
- * many callers only pass on as ST_ERROR: it is noted here if the disk or
- * another process's lock caused it (outage.c). */
-static void reset_all(struct conn *c)
-{
-    for (int k = 0; k < c->n_used; k++) {
-        int i = c->used_at[k];
-        c->used[i] = 0;
-        if (sqlite3_reset(c->st[i].st) != SQLITE_OK)
-            db_outage_note(c);
-    }
-    c->n_used = 0;
-}
-
-static int conn_open(struct conn *c, const char *path, int flags, struct db_outage *outage,
-                     char *err, size_t errlen)
-{
-    memset(c, 0, sizeof *c);
-    c->outage = outage;
-    if (syncvfs_register() != SQLITE_OK) {
-        snprintf(err, errlen, "%s: cannot wrap SQLite's default VFS", path);
-        return -1;
-    }
-    if (sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, SYNCVFS_NAME) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", path, c->db ? sqlite3_errmsg(c->db) : "out of memory");
-        return -1;
-    }
-    char *msg = NULL;
-    /* synchronous=FULL: a 2xx means the write is on disk (docs/api.md). */
-    if (sqlite3_busy_handler(c->db, db_lock_wait, c) != SQLITE_OK ||
-        sqlite3_exec(c->db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;", NULL, NULL,
-                     &msg) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(c->db));
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
-}
-
-static void conn_close(struct conn *c)
-{
-    for (int i = 0; i < c->n_st; i++)
-        sqlite3_finalize(c->st[i].st);
-    c->n_st = c->n_used = 0;
-    memset(c->used, 0, sizeof c->used);
-    sqlite3_close(c->db);
-    c->db = NULL;
-}
-
 int store_open(const char *path, int readers, struct store **out, char *err, size_t errlen)
 {
     struct store *st = calloc(1, sizeof *st);
@@ -155,7 +58,7 @@ int store_open(const char *path, int readers, struct store **out, char *err, siz
     pthread_mutex_init(&st->rlock, NULL);
     pthread_cond_init(&st->rfree, NULL);
     db_outage_init(&st->outage);
-    if (conn_open(&st->writer, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &st->outage, err,
+    if (db_conn_open(&st->writer, path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &st->outage, err,
                   errlen) != 0)
         goto fail;
     char *msg = NULL, wal[96];
@@ -175,7 +78,7 @@ int store_open(const char *path, int readers, struct store **out, char *err, siz
         goto fail;
     }
     for (int i = 0; i < st->n_readers; i++)
-        if (conn_open(&st->readers[i], path, SQLITE_OPEN_READONLY, &st->outage, err, errlen) != 0)
+        if (db_conn_open(&st->readers[i], path, SQLITE_OPEN_READONLY, &st->outage, err, errlen) != 0)
             goto fail;
     if (pthread_create(&st->answerer, NULL, answerer, st) != 0) {
         snprintf(err, errlen, "cannot start the store's answering thread");
@@ -216,12 +119,12 @@ void store_close(struct store *st)
     }
     for (int i = 0; st->readers && i < st->n_readers; i++)
         if (st->readers[i].db)
-            conn_close(&st->readers[i]);
+            db_conn_close(&st->readers[i]);
     free(st->readers);
     if (st->writer.db) {
         /* Fold the WAL back so the file is whole on its own after a clean stop. */
         sqlite3_wal_checkpoint_v2(st->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-        conn_close(&st->writer);
+        db_conn_close(&st->writer);
     }
     beats_free(&st->beats);
     pthread_mutex_destroy(&st->gate);
@@ -250,24 +153,11 @@ struct conn *db_reader_get(struct store *st)
 
 void db_reader_put(struct store *st, struct conn *c)
 {
-    reset_all(c);
+    db_reset_used(c);
     pthread_mutex_lock(&st->rlock);
     c->busy = 0;
     pthread_cond_signal(&st->rfree);
     pthread_mutex_unlock(&st->rlock);
-}
-
-/* Runs one statement to completion (writes). */
-int db_exec(struct conn *c, sqlite3_stmt *s)
-{
-    if (!s)
-        return -1;
-    int rc = sqlite3_step(s);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        db_log_sql(c, sqlite3_sql(s));
-        return -1;
-    }
-    return 0;
 }
 
 /* A write waiting for the committer: on its caller's stack (db_run), or
@@ -295,7 +185,7 @@ static int run_one(struct store *st, struct job *j)
     if (rc != ST_OK && !sqlite3_get_autocommit(c->db) &&
         (db_exec(c, db_stmt(c, q_undo)) != 0 || db_exec(c, db_stmt(c, q_release)) != 0))
         rc = ST_ERROR;
-    reset_all(c);
+    db_reset_used(c);
     return rc;
 }
 
@@ -320,7 +210,7 @@ static void run_batch(struct store *st, struct job *batch)
     /* a failed commit took the heartbeats' extensions with it (a lease
      * that lapses on disk while its worker still beats) */
     db_beats_settle(&st->beats, ok);
-    reset_all(c);
+    db_reset_used(c);
     for (struct job *j = batch; !ok && j; j = j->next)
         j->rc = ST_ERROR;
 }
@@ -472,33 +362,23 @@ void db_counts(struct store *st, long *commits, long *jobs)
     pthread_mutex_unlock(&st->gate);
 }
 
-int db_one_row(struct conn *c, const char *sql, int64_t id, sqlite3_stmt **out)
+/* a job that writes nothing: its batch writes the heartbeats first */
+static int beats_written(struct store *st, void *arg)
 {
-    sqlite3_stmt *s = *out = db_stmt(c, sql);
-    if (!s)
-        return ST_ERROR;
-    sqlite3_bind_int64(s, 1, id);
-    int rc = sqlite3_step(s);
-    return rc == SQLITE_ROW ? ST_OK : rc == SQLITE_DONE ? ST_NOTFOUND : ST_ERROR;
+    (void)arg;
+    return st->beats_failed ? ST_ERROR : ST_OK;
 }
 
-void db_bind_text(sqlite3_stmt *s, int i, const char *v)
+int store_flush_beats(struct store *st)
 {
-    if (v)
-        sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(s, i);
+    pthread_mutex_lock(&st->beats.lock);
+    size_t n = st->beats.n_dirty;
+    pthread_mutex_unlock(&st->beats.lock);
+    if (!n)
+        return ST_OK;
+    return db_run(st, beats_written, NULL);
 }
 
-json_t *db_col_json(sqlite3_stmt *s, int i)
-{
-    switch (sqlite3_column_type(s, i)) {
-    case SQLITE_NULL: return json_null();
-    case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(s, i));
-    case SQLITE_FLOAT: return json_real(sqlite3_column_double(s, i));
-    default: return json_string((const char *)sqlite3_column_text(s, i));
-    }
-}
 
 int store_integrity(struct store *st, char *buf, size_t len)
 {

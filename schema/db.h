@@ -1,9 +1,10 @@
 /* Inside the store (the files of schema/ only; the API is store.h): its SQLite
- * connections, transactions and the helpers its files share. Every write
+ * connections (conn.c), outages (outage.c), heartbeats (beats.c), the
+ * store's transactions (db.c) and the helpers its files share. Every write
  * runs on the one writer connection, on the committer's thread, as a
  * savepoint of a BEGIN IMMEDIATE transaction that the writes arriving
  * together share (db_run: group commit, db.c); reads take a connection of
- * the pool.
+ * the pool. Which file may call which: ARCHITECTURE.md.
  * Each file keeps its SQL beside the code that runs it, as static strings
  * that db_stmt prepares once per connection; values are always bound. */
 #ifndef COD_SCHEMA_DB_H
@@ -103,24 +104,48 @@ struct store {
     struct db_outage outage;
 };
 
+/* conn.c: a connection, its statements and its failures. */
+int db_conn_open(struct conn *c, const char *path, int flags, struct db_outage *outage,
+                 char *err, size_t errlen);
+void db_conn_close(struct conn *c);
+/* Logs c's latest SQLite failure, noting it as an outage where it is one. */
 void db_log_sql(struct conn *c, const char *what);
-void db_outage_init(struct db_outage *o);
-void db_outage_destroy(struct db_outage *o);
-/* Notes c's latest SQLite failure when the disk or another process's lock
- * caused it: db_log_sql for every failure the store logs, and the reset of
- * every statement that failed as a transaction or a read ends. */
-void db_outage_note(struct conn *c);
-/* The busy handler of every connection (conn is the struct conn): waits up
- * to the lock timeout for another connection's lock, saying so in the log. */
-int db_lock_wait(void *conn, int tries);
 /* The connection's prepared statement for sql (a static string: its address
  * is the key), reset and unbound; NULL when it cannot be prepared (logged). */
 sqlite3_stmt *db_stmt(struct conn *c, const char *sql);
-/* A read connection, waiting for one to be free; give it back with db_reader_put. */
-struct conn *db_reader_get(struct store *st);
-void db_reader_put(struct store *st, struct conn *c);
+/* Resets the statements handed out since the last call: ends whatever is
+ * still stepping, and with it a read transaction. */
+void db_reset_used(struct conn *c);
 /* Runs one statement to completion: 0, or -1 (logged). */
 int db_exec(struct conn *c, sqlite3_stmt *s);
+/* Steps sql, bound to id, onto its row: ST_OK with *out there, ST_NOTFOUND
+ * when there is none, or ST_ERROR. */
+int db_one_row(struct conn *c, const char *sql, int64_t id, sqlite3_stmt **out);
+void db_bind_text(sqlite3_stmt *s, int i, const char *v);  /* NULL binds NULL */
+json_t *db_col_json(sqlite3_stmt *s, int i);
+
+/* outage.c */
+void db_outage_init(struct db_outage *o);
+void db_outage_destroy(struct db_outage *o);
+/* Notes c's latest SQLite failure, seen at now, when the disk or another
+ * process's lock caused it: db_log_sql for every failure the store logs,
+ * and the reset of every statement that failed as a transaction or a read
+ * ends. */
+void db_outage_note(struct conn *c, double now);
+/* The busy handler of every connection (conn is the struct conn): waits up
+ * to the lock timeout for another connection's lock, saying so in the log. */
+int db_lock_wait(void *conn, int tries);
+
+/* beats.c: writes the heartbeats noted since the last call into the open
+ * write transaction of c: 0, or -1. db_beats_settle says whether that
+ * transaction committed: if not, the notes it held are to be written again. */
+int db_beats_flush(struct beats *b, struct conn *c, double now);
+void db_beats_settle(struct beats *b, int committed);
+
+/* db.c: a read connection, waiting for one to be free; give it back with
+ * db_reader_put. */
+struct conn *db_reader_get(struct store *st);
+void db_reader_put(struct store *st, struct conn *c);
 /* A write: runs on the committer's thread, in a savepoint of the batch's
  * transaction on st->writer; returns ST_OK to keep what it wrote, anything
  * else to undo it (a refused request leaves no trace). It must not call
@@ -139,22 +164,12 @@ int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *
 /* How many batches the writer has committed (fsyncs, at most), and how
  * many write jobs they held. */
 void db_counts(struct store *st, long *commits, long *jobs);
-/* Writes the heartbeats noted since the last call into the open write
- * transaction of c: 0, or -1. db_beats_settle says whether that
- * transaction committed: if not, the notes it held are to be written again. */
-int db_beats_flush(struct beats *b, struct conn *c, double now);
-void db_beats_settle(struct beats *b, int committed);
-/* Steps sql, bound to id, onto its row: ST_OK with *out there, ST_NOTFOUND
- * when there is none, or ST_ERROR. */
-int db_one_row(struct conn *c, const char *sql, int64_t id, sqlite3_stmt **out);
-void db_bind_text(sqlite3_stmt *s, int i, const char *v);  /* NULL binds NULL */
-json_t *db_col_json(sqlite3_stmt *s, int i);
 
 /* workers.c: marks a worker heard from now; its rows as the API lists them. */
 int db_touch_worker(struct conn *c, int64_t worker, double now);
 json_t *db_worker_rows(struct conn *c, double lost_after);
 
-/* leases.c: a run and its experiment, as reports and finishes see them. */
+/* runs.c: a run and its experiment, as reports and finishes see them. */
 struct run_row {
     int active;       /* holds an unexpired lease */
     int64_t exp, worker;

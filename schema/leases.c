@@ -59,10 +59,6 @@ static const char q_insert_run[] =
 static const char q_start_exp[] =
     "UPDATE experiments SET state = 'running', run_id = ?2,"
     " started = coalesce(started, ?3) WHERE id = ?1";
-static const char q_run[] =
-    "SELECT r.state, r.lease_expires, r.experiment_id, e.cancel_req, e.state, r.worker_id,"
-    " r.world_size, e.attempts, e.max_attempts"
-    " FROM runs r JOIN experiments e ON e.id = r.experiment_id WHERE r.id = ?1";
 /* a heartbeat's check, on a read connection */
 static const char q_beat[] =
     "SELECT r.state, m.lease_expires, e.cancel_req, r.experiment_id, m.worker_id"
@@ -73,8 +69,6 @@ static const char q_end_run[] =
 static const char q_end_exp[] =
     "UPDATE experiments SET state = ?2, reason = ?3, finished = ?4, run_id = NULL"
     " WHERE id = ?1";
-static const char q_step[] =
-    "UPDATE experiments SET step = max(step, ?2) WHERE id = ?1";
 static const char q_points_held[] =
     "SELECT e.steps, (SELECT count(*) FROM metrics m WHERE m.experiment_id = e.id"
     " AND m.name = 'train/loss' AND m.layer = -1 AND m.step = e.steps),"
@@ -89,13 +83,16 @@ static const char q_lapsed[] =
     "  ORDER BY m.lease_expires LIMIT 1), r.world_size"
     " FROM runs r JOIN experiments e ON e.id = r.experiment_id"
     " WHERE r.state = 'active' AND r.lease_expires < ?1";
-static const char q_lose_run[] =
-    "UPDATE runs SET state = 'lost' WHERE id = ?1";
-static const char q_requeue[] =
-    "UPDATE experiments SET state = ?2, attempts = ?3, reason = ?4, run_id = NULL,"
-    " finished = CASE WHEN ?2 = 'queued' THEN NULL ELSE ?5 END WHERE id = ?1";
 static const char q_bump_counter[] =
     "UPDATE counters SET value = value + ?2 WHERE name = ?1";
+/* a restart's grace (store_grace): every running lease extended by a full
+ * lease, so that the reaper of a server that was down takes none from a
+ * worker that beat meanwhile */
+static const char q_grace_members[] =
+    "UPDATE run_members SET lease_expires = max(lease_expires, ?1)"
+    " WHERE run_id IN (SELECT id FROM runs WHERE state = 'active')";
+static const char q_grace_runs[] =
+    "UPDATE runs SET lease_expires = max(lease_expires, ?1) WHERE state = 'active'";
 
 void lease_free(struct lease *l)
 {
@@ -340,36 +337,6 @@ int store_lease(struct store *st, int64_t worker, const struct lease_policy *p, 
     return rc;
 }
 
-static int db_read_run(struct conn *c, int64_t run, double now, struct run_row *r)
-{
-    sqlite3_stmt *s = db_stmt(c, q_run);
-    if (!s)
-        return ST_ERROR;
-    sqlite3_bind_int64(s, 1, run);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE)
-        return ST_NOTFOUND;
-    if (rc != SQLITE_ROW)
-        return ST_ERROR;
-    snprintf(r->run_state, sizeof r->run_state, "%s", (const char *)sqlite3_column_text(s, 0));
-    /* A lapsed lease is lost even before the reaper has seen it. */
-    r->active = !strcmp(r->run_state, "active") && sqlite3_column_double(s, 1) >= now;
-    r->exp = sqlite3_column_int64(s, 2);
-    r->cancel_req = sqlite3_column_int(s, 3);
-    snprintf(r->exp_state, sizeof r->exp_state, "%s", (const char *)sqlite3_column_text(s, 4));
-    r->worker = sqlite3_column_int64(s, 5);
-    r->world = sqlite3_column_int(s, 6);
-    r->attempts = sqlite3_column_int(s, 7);
-    r->max_attempts = sqlite3_column_int(s, 8);
-    return ST_OK;
-}
-
-int db_run_row(struct store *st, int64_t run, double *now, struct run_row *r)
-{
-    *now = store_now();
-    return db_read_run(&st->writer, run, *now, r);
-}
-
 static int end_experiment(struct conn *c, int64_t run, int64_t exp, const char *state,
                           const char *reason, double now)
 {
@@ -383,16 +350,6 @@ static int end_experiment(struct conn *c, int64_t run, int64_t exp, const char *
     sqlite3_bind_text(s, 2, state, -1, SQLITE_TRANSIENT);
     db_bind_text(s, 3, reason);
     sqlite3_bind_double(s, 4, now);
-    return db_exec(c, s);
-}
-
-int db_advance_step(struct conn *c, int64_t exp, long step)
-{
-    sqlite3_stmt *s = db_stmt(c, q_step);
-    if (!s)
-        return -1;
-    sqlite3_bind_int64(s, 1, exp);
-    sqlite3_bind_int64(s, 2, step);
     return db_exec(c, s);
 }
 
@@ -598,25 +555,6 @@ int store_finish(struct store *st, const struct finish *f, struct points_held *h
     return db_run(st, finish_job, &j);
 }
 
-int db_requeue(struct conn *c, int64_t run, int64_t exp, int attempts, int max_attempts,
-               int cancel_req, const char *reason, double now)
-{
-    int spent = attempts + 1;
-    const char *state = cancel_req ? "cancelled" : spent >= max_attempts ? "failed" : "queued";
-    sqlite3_stmt *s = db_stmt(c, q_lose_run);
-    if (!s)
-        return -1;
-    sqlite3_bind_int64(s, 1, run);
-    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_requeue)))
-        return -1;
-    sqlite3_bind_int64(s, 1, exp);
-    sqlite3_bind_text(s, 2, state, -1, SQLITE_STATIC);
-    sqlite3_bind_int(s, 3, spent);
-    sqlite3_bind_text(s, 4, reason, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(s, 5, now);
-    return db_exec(c, s);
-}
-
 static int reap(struct store *st, double rendezvous_s, int *expired)
 {
     struct conn *c = &st->writer;
@@ -698,4 +636,23 @@ int store_reap(struct store *st, double rendezvous_s, int *expired)
     if (rc != ST_OK)
         *expired = 0;
     return rc;
+}
+
+static int grace(struct store *st, void *arg)
+{
+    struct conn *c = &st->writer;
+    double until = store_now() + *(double *)arg;
+    sqlite3_stmt *s = db_stmt(c, q_grace_members);
+    if (!s)
+        return ST_ERROR;
+    sqlite3_bind_double(s, 1, until);
+    if (db_exec(c, s) != 0 || !(s = db_stmt(c, q_grace_runs)))
+        return ST_ERROR;
+    sqlite3_bind_double(s, 1, until);
+    return db_exec(c, s) == 0 ? ST_OK : ST_ERROR;
+}
+
+int store_grace(struct store *st, double lease_s)
+{
+    return db_run(st, grace, &lease_s);
 }

@@ -7,7 +7,8 @@
  * the statements that failed, so that the API can answer 503 (try again)
  * rather than 500, and it waits for other processes' locks with a busy
  * handler of its own that says in the log when a write is held up, which
- * a silent wait would hide. */
+ * a silent wait would hide. The connections (conn.c) call it; it calls
+ * nothing of the store. */
 #include "schema/db.h"
 
 #include <stdio.h>
@@ -40,13 +41,13 @@ void db_outage_destroy(struct db_outage *o)
     pthread_mutex_destroy(&o->lock);
 }
 
-void db_outage_note(struct conn *c)
+void db_outage_note(struct conn *c, double now)
 {
     int code = sqlite3_extended_errcode(c->db);
     if (!outside_the_store(code))
         return;
     pthread_mutex_lock(&c->outage->lock);
-    c->outage->at = store_now();
+    c->outage->at = now;
     c->outage->code = code;
     pthread_mutex_unlock(&c->outage->lock);
 }
