@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The map of ARCHITECTURE.md holds: every #include of a part names only the
-# parts it may use, and cod-server carries no trainer, kernel or tokenizer
-# code (nm), nor OpenBLAS or OpenMP (ldd).
+# parts it may use, no two files of a part call each other in a circle (nm,
+# tsort), and cod-server carries no trainer, kernel or tokenizer code (nm),
+# nor OpenBLAS or OpenMP (ldd).
 cd "$(dirname "$0")/.." && . tests/lib.sh
 # part: the parts it may include besides itself (build/ is generated code)
 declare -A may=(
@@ -36,3 +37,54 @@ check "cod-server defines none of their symbols" test -z "$leaked"
 [ -n "$leaked" ] && echo "$leaked" | head -5 | sed 's/^/  /'
 check "cod-server does not load OpenBLAS or OpenMP" bash -c "! ldd bin/cod-server | grep -E 'openblas|gomp'"
 check "cod-worker does (the check can tell)" bash -c "ldd bin/cod-worker | grep -q openblas"
+
+# Calls between the files of a part go one way: each object's undefined
+# symbols resolved to the object of the same folder that defines them make
+# the edges "caller callee", and tsort finds any circle among them (a file
+# calling into one that calls it back, directly or around several). prep/
+# is left out: its tokenizer registry (tokenizer.c) and the tokenizers it
+# lists call each other. In report/ and schema/ every such call is also one
+# that the caller's row of ARCHITECTURE.md's tables allows.
+calls() { # objects of one folder: "caller callee" per file calling another
+    local o
+    for o in "$@"; do
+        nm -g --defined-only "$o" | awk -v f="$o" 'NF == 3 {print "D", f, $3}'
+        nm -u "$o" | awk -v f="$o" '{print "U", f, $NF}'
+    done | awk '$1 == "D" {def[$3] = $2} $1 == "U" {use[++n] = $2 " " $3}
+        END {for (i = 1; i <= n; i++) {split(use[i], u, " ")
+                 if ((u[2] in def) && def[u[2]] != u[1]) print u[1], def[u[2]]}}' |
+        sed 's|build/rel/||g; s|\.o\b||g' | sort -u
+}
+declare -A may_call=()
+while IFS='|' read -r _ file _ callees _; do
+    file=$(tr -d '` ' <<< "$file")
+    may_call[${file%.c}]=$(tr -d ',—' <<< "$callees")
+done < <(grep -E '^ *\| `(report|schema)/[a-z_]+\.c` \|' ARCHITECTURE.md)
+loops=() n_calls=0 unlisted=() barred=()
+for dir in $(find "${!may[@]}" -name '*.c' ! -path 'prep/*' -printf '%h\n' | sort -u); do
+    objs=()
+    for src in "$dir"/*.c; do [ -f "build/rel/${src%.c}.o" ] && objs+=("build/rel/${src%.c}.o"); done
+    [ ${#objs[@]} -gt 1 ] || continue
+    edges=$(calls "${objs[@]}")
+    n_calls=$((n_calls + $(echo "$edges" | grep -c .)))
+    case $dir in
+    report | schema)
+        for src in "$dir"/*.c; do [ -n "${may_call[${src%.c}]+set}" ] || unlisted+=("$src"); done
+        while read -r from to; do
+            [ -n "$from" ] || continue
+            case " ${may_call[$from]-} " in *" ${to#*/} "*) ;; *) barred+=("$from.c calls $to.c") ;; esac
+        done <<< "$edges"
+        ;;
+    esac
+    loop=$(tsort <<< "$edges" 2>&1 >/dev/null | grep -v 'input contains a loop' | sed 's/^tsort: //' | sort -u | tr '\n' ' ')
+    [ -z "$loop" ] || loops+=("$dir: $loop")
+done
+check "the calls between the files of each part are seen (a check that sees none proves nothing)" \
+    test "$n_calls" -gt 50
+check "no two files of a part call each other, directly or around a circle" test ${#loops[@]} -eq 0
+for l in "${loops[@]}"; do echo "  calls in a circle in $l"; done
+check "every file of report/ and schema/ has its row in ARCHITECTURE.md (${#may_call[@]} rows)" \
+    test ${#unlisted[@]} -eq 0 -a ${#may_call[@]} -gt 20
+for f in "${unlisted[@]}"; do echo "  $f has no row"; done
+check "every call between two of their files is one the caller's row allows" test ${#barred[@]} -eq 0
+for b in "${barred[@]}"; do echo "  $b, which its row does not allow"; done
