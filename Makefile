@@ -2,6 +2,8 @@
 #   make          build bin/*
 #   make test     install what is missing, build, run every test
 #   make bench    measure and print the figures for bench/RESULTS.md
+#   make test-gpu, make bench-gpu   the GPU checks and the benchmark against
+#                 PyTorch, on a machine with a GPU (else a skip)
 #   make demo     the main job: fetch the default corpus, train the default spec
 #   make corpus [CORPUS=extended]   the default (or the extended) corpus
 CC      ?= cc
@@ -221,9 +223,9 @@ EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
             build/emu/bin/cod-train build/emu/bin/bench_train_cuda
-# A dry run of a GPU visit here (tests/gpu/README.md, COD_BIN_DRY; make
-# test's tests/gpu_visit.sh): the emulator's programs, cod-worker among
-# them, beside the CPU-only server and CLI in one directory.
+# A dry run of the time-boxed GPU plan here (tests/gpu/README.md,
+# COD_BIN_DRY; make test's tests/gpu_plan.sh): the emulator's programs,
+# cod-worker among them, beside the CPU-only server and CLI in one directory.
 EMU_WORKER = build/emu/bin/cod-worker
 
 $(EMU_BINS) $(EMU_WORKER): $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
@@ -305,6 +307,17 @@ bench: deps
 	$(SUBMAKE) all $(BENCHES)
 	bench/run.sh
 
+# The GPU checks (tests/gpu/run.sh) and the benchmark against PyTorch
+# (bench/gpu/run.sh), on a machine with an NVIDIA GPU: each builds what it
+# needs (the CUDA toolkit and make's dependencies), or runs from the bundle
+# on a GPU node without a compiler (tests/gpu/README.md). Without a GPU each
+# says so and exits 0: make test checks the kernels on the CUDA emulator.
+test-gpu:
+	tests/gpu/run.sh
+
+bench-gpu:
+	bench/gpu/run.sh
+
 # PREFIX and DESTDIR as usual: make install PREFIX=/usr DESTDIR=/tmp/stage
 PREFIX  ?= /usr/local
 install: all
@@ -313,7 +326,7 @@ install: all
 clean:
 	rm -rf build bin
 
-.PHONY: all deps build-tests test corpus demo bench install clean emu-dry
+.PHONY: all deps build-tests test corpus demo bench test-gpu bench-gpu install clean emu-dry
 .SECONDARY:
 
 # ---- Fuzzing (issue 14) ------------------------------------------------------

@@ -53,7 +53,7 @@ report() { # name
         attention_small swiglu elementwise cross_entropy adam reductions
 } &
 execute test_model_cuda "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
-# cod-train on cuda:0 end to end, by the GPU visit's own scripts
+# cod-train on cuda:0 end to end, by the GPU checks' own scripts
 need_corpus
 [ -f var/data/gpu-bytes/meta.json ] ||
     tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000 > /dev/null ||

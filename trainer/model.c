@@ -778,8 +778,8 @@ static int replayed(struct model *m, real grad_scale)
 /* The micro-batch's n per-token losses after those kept before: a copy in
  * the backend's stream order. Reading their sum at once made the host wait
  * for the GPU at the end of every micro-batch, and the GPU then wait for
- * the host to sample, sort and upload the next one (the second visit's
- * profile: 0.4-0.5 ms idle a micro-batch). The rows grow by doubling, in
+ * the host to sample, sort and upload the next one (the H200's profile:
+ * 0.4-0.5 ms idle a micro-batch). The rows grow by doubling, in
  * the first update; where the memory is refused, the sum is read now. */
 static void keep_losses(struct model *m, size_t n)
 {

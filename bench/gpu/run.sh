@@ -9,8 +9,9 @@
 # the dense bf16 peak: 989 TFLOP/s (H100 SXM, H200) unless PEAK_TFLOPS says
 # otherwise (H100 PCIe: 756, A100: 312). Targets (issue 12): MFU ≥ 45% at
 # llama-130m, ≥ 55% at llama-1b, ≥ 1.2× torch.compile, peak memory ≤
-# PyTorch's. Runs from the bundle on a bare GPU machine (tests/gpu/README.md)
-# or builds here; needs python3 with torch.
+# PyTorch's. `make bench-gpu` runs it; from the bundle on a GPU node
+# without a compiler (tests/gpu/README.md), else it builds here; needs
+# python3 with torch. On a machine without a GPU it says so and exits 0.
 # ACCUM micro-batches make one optimizer update on both sides: `paper`
 # (the default) is the paper's batch of 512 sequences, 512 / micro-batch;
 # 1 updates after every micro-batch, the optimizer's worst case. STEPS
@@ -28,8 +29,9 @@ esac
 presets=("$@")
 [ ${#presets[@]} -eq 0 ] && presets=(llama-71m llama-130m llama-350m llama-1b)
 out=${BENCH_OUT:-bench/out/gpu}
-mkdir -p "$out"
 . tests/gpu/bundle_env.sh
+gpu_found || { gpu_skip "the GPU benchmark"; exit 0; }
+mkdir -p "$out"
 gpu_env_setup "$out" || exit 1
 # One micro-batch per preset for every implementation, so that tokens/s and
 # peak memory compare the same work (MICRO_BATCH overrides it).

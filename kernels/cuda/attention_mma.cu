@@ -32,7 +32,7 @@
  * one rounding. Rotating each tile in shared memory as it landed (the
  * kernels before) cost no pass, but the forward rotated every K tile once
  * for each query tile after it: about a fifth of its instructions (the
- * second visit's counts), in a loop that waited on its table loads between
+ * H200's counts), in a loop that waited on its table loads between
  * two barriers.
  *
  * Fragment layouts (PTX ISA, mma.m16n8k16 with .bf16): with g = lane/4

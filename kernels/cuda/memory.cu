@@ -130,8 +130,8 @@ void cuda_download(real *host, const real *src, size_t n)
  * staging buffers, copied asynchronously in stream order: a synchronous
  * copy from pageable memory first waits for all the work queued before it,
  * and the GPU then sat idle while the host went through four of them
- * between micro-batches (the embedding's 0.4-0.5 ms a launch in the second
- * visit's profile, its kernel 13 µs). The caller's array is free again at
+ * between micro-batches (the embedding's 0.4-0.5 ms a launch in the H200's
+ * profile, its kernel 13 µs). The caller's array is free again at
  * return, as before. A slot is reused once its copy has run (its event),
  * which at these few slots is long done. */
 enum { UPLOAD_SLOTS = 8 };

@@ -84,7 +84,8 @@ if [ "$target" = gpu ]; then
         make -j"$(nproc)" all >"$d/build.log" 2>&1 || { echo "study: build failed (see $d/build.log)" >&2; exit 1; }
     fi
     device=cuda:0 nice=0 threads=${THREADS:-2}
-    # a lent machine answers within ten minutes: report what ended by eight
+    # on the GPU the study fits a call of ten minutes (tests/gpu/plan.sh):
+    # report what ended by eight
     export POLL=${POLL:-5} DEADLINE=${DEADLINE:-480}
 else
     BIN=${COD_BIN:-bin}

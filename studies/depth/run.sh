@@ -9,7 +9,7 @@
 # COD names the CLI (default bin/cod); COD_TOKEN as for it. POLL: seconds
 # between looks at the sweep (default 30). DEADLINE: seconds after which it
 # stops waiting and reports what has ended (the rest counted unfinished),
-# for a machine lent for a fixed time. GRID (words of --grid) and OUT (the
+# for a machine held for a fixed time. GRID (words of --grid) and OUT (the
 # report's folder) run a follow-up on the same base instead, as its own
 # sweep: GRID="train.seed=1,2,3 norm=pre,lns model.n_layers=24 train.steps=3200"
 # OUT=studies/depth/cpu-3200 is the longer training of bench/RESULTS.md.

@@ -100,6 +100,7 @@ git status --porcelain > "$stage/dirty" 2>/dev/null || true
 tar -C "$stage" -cJf "$dest/bundle.tar.xz.tmp" .
 mv "$dest/bundle.tar.xz.tmp" "$dest/bundle.tar.xz"
 # an unpacked copy (a dry run's, here) would travel with a carried .gpu and
-# take it past the device tool's 64 MiB; the scripts unpack it where they run
+# take it past the 64 MiB a call to the GPU machine sends; the scripts
+# unpack it where they run
 rm -rf "$dest/bundle"
 du -sh "$dest/bundle.tar.xz" "$stage" | sed 's/^/bundle: /'

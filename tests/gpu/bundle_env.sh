@@ -1,5 +1,6 @@
 # Sourced by tests/gpu/run.sh and bench/gpu/run.sh (not run by itself).
-# Chooses where the GPU programs come from and sets:
+# gpu_found says whether there is a GPU to run on; gpu_env_setup chooses
+# where the GPU programs come from and sets:
 #   COD_BIN   directory of cod-train, cod-analyze, cod-server, cod-worker,
 #             test_*_cuda, bench_train_cuda
 #   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes)
@@ -16,6 +17,17 @@
 # Either way LD_LIBRARY_PATH gets the machine's own CUDA libraries, which
 # the programs open with dlopen: the toolkit's lib64, else the copies in
 # PyTorch's nvidia-* wheels.
+# An NVIDIA GPU that the driver lists (nvidia-smi -L), or a dry run's
+# programs on the emulated one (COD_BIN_DRY). Without either, make test-gpu
+# and make bench-gpu say so and skip.
+gpu_found() {
+    [ -n "${COD_BIN_DRY:-}" ] || nvidia-smi -L 2>/dev/null | grep -q '^GPU '
+}
+# Says why nothing ran, for a script to exit 0 after: a machine without a
+# GPU skips the GPU's checks and benchmark rather than failing them.
+gpu_skip() { # what is skipped
+    echo "SKIP $1: no NVIDIA GPU on this machine (nvidia-smi lists none); make test checks what the CUDA kernels compute on the CUDA emulator (tests/gpu/README.md)"
+}
 gpu_env_setup() { # log directory
     local log_dir=$1
     if [ -n "${COD_BIN_DRY:-}" ]; then

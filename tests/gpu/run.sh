@@ -20,9 +20,11 @@
 # Each prints PASS/FAIL lines; exits 0 only if every check passed. A check
 # that runs past CHECK_TIMEOUT seconds (default 240; all of them together
 # took 3.5 minutes on an H100), or past CHECKS_UNTIL (a time in seconds
-# since 1970, a call's end), is stopped and fails, so that a hung kernel
-# costs one check, not the rest of a lent machine's call. Not part of `make test`
-# (tests/run.sh runs build/tests/* and tests/*.sh only).
+# since 1970, the end of a time-boxed call: tests/gpu/plan.sh), is stopped
+# and fails, so that a hung kernel costs one check, not the rest. `make
+# test-gpu` runs it; on a machine without a GPU it says so and exits 0
+# (SKIP). Not part of `make test` (tests/run.sh runs build/tests/* and
+# tests/*.sh only), which checks what the kernels compute on the emulator.
 # Usage: tests/gpu/run.sh [name-filter...]   logs in ${GPU_LOGS:-build/gpu/logs}
 # (a check runs when its name holds one of the filters; none: every check)
 set -u
@@ -31,6 +33,7 @@ filters=("$@")
 log_dir=${GPU_LOGS:-build/gpu/logs}
 mkdir -p "$log_dir"
 . tests/gpu/bundle_env.sh
+gpu_found || { gpu_skip "the GPU checks"; exit 0; }
 gpu_env_setup "$log_dir" || exit 1
 export GPU_LOGS=$log_dir
 passed=0 failed=0

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# A lent GPU's 15 minutes, machine start included, as two prepared calls of
-# the device tool (tests/gpu/README.md, "A GPU visit"), each run under a
-# budget of its own so that it always ends, archive written, before the
-# tool's limit: every step gets what is left of the budget less the
+# The GPU checks, the depth study and the benchmark on a bare GPU machine
+# held for a fixed time (15 minutes, its start included), as two prepared
+# calls (tests/gpu/README.md, "A time-boxed plan"), each run under a budget
+# of its own so that it always ends, archive written, before the machine's
+# limit for a call: every step gets what is left of the budget less the
 # archive's margin, and a step cut off counts as failed, not as lost.
-#   tests/gpu/visit.sh check   every GPU check (tests/gpu/run.sh, in two
+#   tests/gpu/plan.sh check    every GPU check (tests/gpu/run.sh, in two
 #                              halves at once) beside the depth study
 #                              (studies/depth/local.sh gpu), which reports
 #                              what has ended when the budget runs out, and
 #                              torch.compile's caches filled for the speed
 #                              call (WARM_TORCH: its sizes, "" for none)
-#   tests/gpu/visit.sh speed   cod at the paper's batch (bench/gpu/run.sh)
+#   tests/gpu/plan.sh speed    cod at the paper's batch (bench/gpu/run.sh)
 #                              at llama-130m, -1b, -71m and -350m, cod's own
 #                              profile of llama-130m, then torch.compile at
 #                              the same sizes in that order while time is
@@ -18,14 +19,14 @@
 #                              llama-1b at the paper's batch, and Nsight
 #                              Compute's source counters of the attention
 #                              kernels
-# BUDGET: the call's seconds (default 450 for check, 230 for speed); pass a
-# device timeout_s some 30 s above it. What comes back: $OUT/CALL.txt, the
-# summary (also printed), and $OUT/CALL.tgz, every log and the study's
+# BUDGET: the call's seconds (default 450 for check, 230 for speed); give
+# the call a time limit some 30 s above it. What comes back: $OUT/CALL.txt,
+# the summary (also printed), and $OUT/CALL.tgz, every log and the study's
 # report. Without OUT (a dry run on another machine) they go to
-# build/gpu/visit. Runs from the bundle (.gpu/bundle.tar.xz) or, without
+# build/gpu/plan. Runs from the bundle (.gpu/bundle.tar.xz) or, without
 # one, from programs built here, as tests/gpu/run.sh does. Exit 0 when
 # every step passed (check: every check, and the study wrote its report).
-# For a dry run (tests/gpu_visit.sh): CHECKS_A and CHECKS_B name the two
+# For a dry run (tests/gpu_plan.sh): CHECKS_A and CHECKS_B name the two
 # halves' checks, STUDY_DIR and STUDY_OUT the study's state and report.
 set -u
 cd "$(dirname "$0")/../.."
@@ -33,18 +34,18 @@ call=${1:-}
 case $call in
 check) budget=${BUDGET:-450} ;;
 speed) budget=${BUDGET:-230} ;;
-*) echo "usage: tests/gpu/visit.sh check|speed" >&2; exit 2 ;;
+*) echo "usage: tests/gpu/plan.sh check|speed" >&2; exit 2 ;;
 esac
 case $budget in
-'' | *[!0-9]*) echo "tests/gpu/visit.sh: BUDGET must be a number of seconds, not '$budget'" >&2; exit 2 ;;
+'' | *[!0-9]*) echo "tests/gpu/plan.sh: BUDGET must be a number of seconds, not '$budget'" >&2; exit 2 ;;
 esac
-out=${OUT:-build/gpu/visit}
+out=${OUT:-build/gpu/plan}
 # the depth study's report: the committed folder, unless a GRID makes the
 # study another sweep (a dry run's, say)
 report=${STUDY_OUT:-studies/depth/gpu}
 study_dir=${STUDY_DIR:-var/study-depth-gpu}
 status=0
-logs=build/gpu/visit-$call
+logs=build/gpu/plan-$call
 rm -rf "$logs"
 mkdir -p "$out" "$logs"
 summary=$out/$call.txt
@@ -55,7 +56,7 @@ left() { echo $((budget - SECONDS - ${1:-20})); }
 archive() {
     local extra=()
     [ "$call" = check ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
-    say "visit $call: $SECONDS s of $budget"
+    say "plan $call: $SECONDS s of $budget"
     # the checks' checkpoints would pass the 16 MiB a file that comes back
     tar -czf "$out/$call.tgz" --ignore-failed-read --exclude='*.safetensors' "$logs" "${extra[@]}" 2>/dev/null
 }
@@ -105,7 +106,8 @@ check_call() {
     local t
     # the study from the start: the longest step, and the only one that ends
     # on its own at a deadline (with its report) rather than being cut off
-    # (OUT, the device tool's folder here, is also run.sh's report folder)
+    # (OUT, the folder that comes back from the GPU machine, is also
+    # run.sh's report folder)
     DEADLINE=$(left 60) STUDY_DIR=$study_dir OUT=$report studies/depth/local.sh gpu \
         > "$logs/study.log" 2>&1 &
     local study=$!
@@ -175,13 +177,13 @@ speed_call() {
     # where llama-130m's step goes, one update a micro-batch of 64
     profile profile 20 llama-130m 64 5 1 || status=1
     # torch.compile, a minute or more each to compile: the MFU targets'
-    # sizes first; eager is the first visit's
+    # sizes first; eager was left out (the H100 run of 2026-11-23 has it)
     for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" torch-compile; done
     # where llama-1b's update goes at the paper's batch (16 micro-batches of
-    # 32), the MFU target the second visit missed by the least; not counted
+    # 32), the MFU target the H200 run missed by the least; not counted
     profile "profile llama-1b" 30 llama-1b 32 1 16
     # what issues the attention kernels' instructions, line by line of their
-    # machine code (the second visit found them bound by issue, not by the
+    # machine code (the H200 run found them bound by issue, not by the
     # tensor cores or memory): one launch of each at llama-130m, under
     # Nsight Compute's source counters, the report and its source page
     # kept for reading elsewhere; last, as nothing here waits on it

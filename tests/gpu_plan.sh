@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/run.sh: start first
-# A lent GPU's 15 minutes hang on tests/gpu/visit.sh, which otherwise runs
-# only there, sessions apart: here its two calls run on the CUDA emulator
-# (the programs of make emu-dry, COD_BIN_DRY) with small budgets, so that a
-# change that breaks them shows before a GPU comes.
+# A time-boxed GPU machine's 15 minutes hang on tests/gpu/plan.sh, which
+# otherwise runs only there, far apart: here its two calls run on the CUDA
+# emulator (the programs of make emu-dry, COD_BIN_DRY) with small budgets,
+# so that a change that breaks them shows before a GPU is at hand.
 #  - check: a one-cell depth study beside two halves of checks, one that
 #    passes (test_emu) and one too slow for the budget (test_ops_cuda),
 #    which must be stopped and named, the check after it not run, and
@@ -15,14 +15,14 @@
 cd "$(dirname "$0")/.." && . tests/lib.sh
 if [ ! -x build/emu/bin/cod-worker ]; then
     if cuda_toolkit; then
-        echo "FAIL gpu_visit: build/emu/bin/cod-worker is not built (make build-tests)"
+        echo "FAIL gpu_plan: build/emu/bin/cod-worker is not built (make build-tests)"
         exit 1
     fi
-    echo "PASS gpu_visit: no CUDA toolkit on this machine, so no emulated GPU to visit"
+    echo "PASS gpu_plan: no CUDA toolkit on this machine, so no emulated GPU to run the plan on"
     exit 0
 fi
 need_corpus
-t=$(mktemp -d /tmp/cod-visit-XXXXXX)
+t=$(mktemp -d /tmp/cod-plan-XXXXXX)
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/bin" "$t/data"
 ln -s "$PWD"/build/emu/bin/* "$PWD/bin/cod-server" "$PWD/bin/cod" "$PWD/bin/cod-analyze" "$t/bin/"
@@ -32,7 +32,7 @@ export OUT=$t/out COD_BIN_DRY=$t/bin COD_DATA=$t/data STUDY_DIR=$t/study STUDY_O
 export GRID="train.seed=1 norm=pre model.n_layers=1 train.steps=2 train.warmup=1 train.batch_seqs=2 train.micro_batch=2 eval.every=2 eval.tokens=256"
 
 BUDGET=100 CHECKS_A=test_emu CHECKS_B="test_ops_cuda fault" WARM_TORCH=llama-130m \
-    tests/gpu/visit.sh check > "$t/check.log" 2>&1
+    tests/gpu/plan.sh check > "$t/check.log" 2>&1
 rc=$?
 s=$OUT/check.txt
 sed 's/^/  /' "$s"
@@ -45,14 +45,14 @@ check "check: torch.compile's cache at llama-130m, said how it went, not counted
 check "check: the study ended with its report" grep -qF "depth study: report in $STUDY_OUT/report.html" "$s"
 check "check: its one cell succeeded" grep -q ',pre,1,succeeded,' "$STUDY_OUT/cells.csv"
 check "check: ended within its budget" \
-    bash -c "n=\$(sed -n 's/^visit check: \([0-9]*\) s of 100$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 100 ]"
+    bash -c "n=\$(sed -n 's/^plan check: \([0-9]*\) s of 100$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 100 ]"
 tar -tzf "$OUT/check.tgz" > "$t/check.list" 2>&1
-check "check: the archive holds the checks' logs" grep -q 'build/gpu/visit-check/a/test_emu.log$' "$t/check.list"
+check "check: the archive holds the checks' logs" grep -q 'build/gpu/plan-check/a/test_emu.log$' "$t/check.list"
 check "check: the archive holds the study's report" grep -q 'report/report.html$' "$t/check.list"
 none_left() { ! pgrep -f "$STUDY_DIR" >/dev/null; }
 check "check: no server, worker or daemon of the study left" none_left
 
-MICRO_BATCH=1 BUDGET=40 tests/gpu/visit.sh speed > "$t/speed.log" 2>&1
+MICRO_BATCH=1 BUDGET=40 tests/gpu/plan.sh speed > "$t/speed.log" 2>&1
 rc=$?
 s=$OUT/speed.txt
 sed 's/^/  /' "$s"
@@ -63,5 +63,5 @@ check "speed: the later steps said to have had no time" \
 check "speed: the attention counters said why not" \
     grep -qE '^attention counters: (no ncu here|no time left)$' "$s"
 check "speed: ended within its budget" \
-    bash -c "n=\$(sed -n 's/^visit speed: \([0-9]*\) s of 40$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 40 ]"
+    bash -c "n=\$(sed -n 's/^plan speed: \([0-9]*\) s of 40$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 40 ]"
 check "speed: the archive written" test -s "$OUT/speed.tgz"
