@@ -12,7 +12,7 @@
 # for a machine held for a fixed time. GRID (words of --grid) and OUT (the
 # report's folder) run a follow-up on the same base instead, as its own
 # sweep: GRID="train.seed=1,2,3 norm=pre,lns model.n_layers=24 train.steps=3200"
-# OUT=studies/depth/cpu-3200 is the longer training of bench/RESULTS.md.
+# OUT=studies/depth/cpu-3200 is the longer training of the study's README.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The depth study's reading as bench/RESULTS.md tables it, from a report
+"""The depth study's reading as its README tables it, from a report
 folder that `cod report` wrote (depth_summary.csv, comparisons.csv,
 table1.csv): for each depth, Pre-LN's and LNS's eval perplexity (mean and
 deviation over the seeds), their paired difference at equal seeds with its
