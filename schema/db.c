@@ -10,7 +10,7 @@
  * durable, and a batch whose commit fails fails every request of it. The
  * requests' own threads once took turns at the connection, and the
  * batch's commit held it; a write of a lease spent more time waiting for
- * its turn to be scheduled than running (bench/RESULTS.md).
+ * its turn to be scheduled than running.
  *
  * The committer's time bounds the write rate, so what can be done
  * elsewhere is: the callbacks of a committed batch's queued jobs (which

@@ -26,7 +26,7 @@
  * statement, what a lease needs to know of it: the runs it holds (on a
  * cuda worker, a GPU each), and what it last wrote, so that a write that
  * would change nothing is not run at all (the committer's time is what
- * bounds leases/s, bench/RESULTS.md). */
+ * bounds leases/s). */
 static const char q_worker[] =
     "SELECT w.device, w.capacity, w.last_seen, w.waiting_until,"
     " (SELECT count(*) FROM run_members m WHERE m.worker_id = w.id AND m.active = 1)"

@@ -6,7 +6,7 @@
 # process. A client sees 503 unavailable with the reason and retries;
 # nothing acknowledged is lost, nothing refused is half there, and the
 # server goes on once the disk or the lock does. bench/RESULTS.md
-# ("Injected faults") shows what each client saw.
+# ("Faults") shows what each client saw.
 cd "$(dirname "$0")/.."
 . tests/worker_helpers.bash
 need_faulty_disk server_faults
