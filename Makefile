@@ -81,7 +81,7 @@ bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
-bin/cod-analyze: build/rel/worker/cod_analyze.o $(REL_LIB) $(CUDA_OBJ)
+bin/cod-analyze: build/rel/worker/cod_analyze.o build/rel/worker/device.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
