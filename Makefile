@@ -26,7 +26,7 @@ SPEC_SRC   = $(wildcard spec/*.c)
 CORE_SRC = $(wildcard kernels/*.c) $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
 PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
 LIB_SRC  = $(COMMON_SRC) $(SPEC_SRC) $(CORE_SRC) $(PREP_SRC)
-LIB_LIBS = -lopenblas -ljansson -lpcre2-8 -lcrypto -lm -fopenmp -lpthread
+LIB_LIBS = -lopenblas -ljansson -lpcre2-8 -licuuc -lcrypto -lm -fopenmp -lpthread
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
 # the trainer, the kernels or the tokenizers (no OpenBLAS, no OpenMP).
@@ -361,7 +361,7 @@ build/fuzz/fuzz_checkpoint: build/fuzz/obj/tests/fuzz/fuzz_checkpoint.o $(FUZZ_T
 	$(FUZZ_LINK) $(LIB_LIBS)
 build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
 		$(FUZZ_PREP) $(FUZZ_BASE)
-	$(FUZZ_LINK) -lpcre2-8 -lcrypto -ljansson -lm
+	$(FUZZ_LINK) -lpcre2-8 -licuuc -lcrypto -ljansson -lm
 
 fuzz-build: $(FUZZ_BINS)
 build-tests: fuzz-build
