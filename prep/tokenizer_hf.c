@@ -22,9 +22,6 @@
  * asks for: NFC makes decode give the normalized text, and a literal "▁" in
  * SentencePiece-style text is encoded as its bytes (as tokenizer_llama.c
  * does), where the tokenizers crate would read it as a space. */
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +32,7 @@
 #include "common/path.h"
 #include "prep/bpe.h"
 #include "prep/nfc.h"
-#include "prep/piece_cache.h"
+#include "prep/pretok.h"
 #include "prep/strmap.h"
 #include "prep/tokenizer_impl.h"
 #include "prep/utf8.h"
@@ -56,15 +53,10 @@ struct hf {
 };
 
 struct hf_session {
-    pcre2_match_data *md;
-    pcre2_match_context *mctx;
-    pcre2_jit_stack *jit;
-    struct piece_cache cache;
-    struct bpe_scratch scratch;
+    struct pretok pt;
+    struct bpe_memo memo;
     struct tok_text norm;
     struct tok_ids sym;
-    uint32_t *work;
-    size_t work_cap;
 };
 
 static void hf_free(void *impl)
@@ -493,20 +485,9 @@ static int check_cut(struct hf *h, struct rd *r)
 
 static int compile_regex(struct hf *h, const char *pattern, struct rd *r)
 {
-    int ecode;
-    PCRE2_SIZE eoff;
-    h->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                          PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &ecode, &eoff, NULL);
-    if (!h->re) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(ecode, msg, sizeof(msg));
-        char what[400];
-        snprintf(what, sizeof what, "does not compile at %zu: %s", (size_t)eoff, (const char *)msg);
-        return bad(r, "pre_tokenizer's regex", what, NULL);
-    }
-    /* Without JIT (some platforms) the interpreter gives the same matches, slower. */
-    (void)pcre2_jit_compile(h->re, PCRE2_JIT_COMPLETE);
-    return check_cut(h, r);
+    char msg[300];
+    h->re = pretok_compile(pattern, msg, sizeof(msg));
+    return h->re ? check_cut(h, r) : bad(r, "pre_tokenizer's regex", msg, NULL);
 }
 
 /* ---- encoding ---- */
@@ -517,20 +498,9 @@ static void *hf_session_new(const void *impl)
     struct hf_session *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
-    int fail = piece_cache_init(&s->cache) != 0;
-    if (!fail && h->re) {
-        s->md = pcre2_match_data_create_from_pattern(h->re, NULL);
-        s->mctx = pcre2_match_context_create(NULL);
-        s->jit = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, NULL);
-        fail = !s->md || !s->mctx || !s->jit;
-        if (!fail)
-            pcre2_jit_stack_assign(s->mctx, NULL, s->jit);
-    }
-    if (fail) {
-        pcre2_match_data_free(s->md);
-        pcre2_match_context_free(s->mctx);
-        pcre2_jit_stack_free(s->jit);
-        piece_cache_free(&s->cache);
+    if (bpe_memo_init(&s->memo) != 0 || (h->re && pretok_init(&s->pt, h->re) != 0)) {
+        pretok_free(&s->pt);
+        bpe_memo_free(&s->memo);
         free(s);
         return NULL;
     }
@@ -542,106 +512,44 @@ static void hf_session_free(void *session)
     struct hf_session *s = session;
     if (!s)
         return;
-    pcre2_match_data_free(s->md);
-    pcre2_match_context_free(s->mctx);
-    pcre2_jit_stack_free(s->jit);
-    piece_cache_free(&s->cache);
-    bpe_scratch_free(&s->scratch);
+    pretok_free(&s->pt);
+    bpe_memo_free(&s->memo);
     tok_text_free(&s->norm);
     tok_ids_free(&s->sym);
-    free(s->work);
     free(s);
 }
 
-/* Merges syms[0, n) (a piece's initial symbols, the cache keyed by key)
- * and appends the result. */
-static int merge_out(const struct hf *h, struct hf_session *s, const void *key, size_t keyn,
-                     const uint32_t *syms, size_t n, struct tok_ids *out, char *err, size_t errlen)
-{
-    uint64_t hash = strmap_hash(key, keyn);
-    const uint32_t *ids;
-    size_t m;
-    if (!piece_cache_get(&s->cache, key, keyn, hash, &ids, &m)) {
-        if (n > s->work_cap) {
-            uint32_t *w = realloc(s->work, n * sizeof(*w));
-            if (!w) {
-                snprintf(err, errlen, "out of memory for a piece of %zu symbols", n);
-                return -1;
-            }
-            s->work = w;
-            s->work_cap = n;
-        }
-        memcpy(s->work, syms, n * sizeof(*syms));
-        m = bpe_merge(&h->pairs, s->work, n, &s->scratch);
-        if (m == (size_t)-1) {
-            snprintf(err, errlen, "out of memory for a piece of %zu symbols", n);
-            return -1;
-        }
-        ids = s->work;
-        piece_cache_put(&s->cache, key, keyn, hash, ids, m);
-    }
-    if (tok_ids_reserve(out, m) != 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    memcpy(out->v + out->n, ids, m * sizeof(*ids));
-    out->n += m;
-    return 0;
-}
+struct piece_ctx {
+    const struct hf *h;
+    struct hf_session *s;
+    struct tok_ids *out;
+};
 
-static int byte_piece(const struct hf *h, struct hf_session *s, const unsigned char *p, size_t n,
-                      struct tok_ids *out, char *err, size_t errlen)
+/* A byte-level piece: a token itself (ignore_merges), or merged from its bytes. */
+static int byte_piece(void *ctx, const unsigned char *p, size_t n, char *err, size_t errlen)
 {
+    const struct piece_ctx *c = ctx;
+    const struct hf *h = c->h;
+    uint64_t hash = strmap_hash(p, n);
     uint32_t id;
-    if (h->ignore_merges && strmap_get(&h->map, p, n, &id)) {
-        if (tok_ids_push(out, id) != 0) {
+    if (h->ignore_merges && strmap_get_hashed(&h->map, p, n, hash, &id)) {
+        if (tok_ids_push(c->out, id) != 0) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
         return 0;
     }
-    s->sym.n = 0;
-    if (tok_ids_reserve(&s->sym, n) != 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        s->sym.v[i] = h->byte_id[p[i]];
-    return merge_out(h, s, p, n, s->sym.v, n, out, err, errlen);
+    return bpe_memo_merge(&h->pairs, &c->s->memo, p, n, hash, NULL, p, h->byte_id, n, c->out, err,
+                          errlen);
 }
 
-/* The regex's pieces, and the bytes between them (invalid UTF-8) as pieces too. */
 static int encode_byte_level(const struct hf *h, struct hf_session *s, const unsigned char *text,
                              size_t len, struct tok_ids *out, char *err, size_t errlen)
 {
+    struct piece_ctx c = {h, s, out};
     if (!h->re)
-        return len ? byte_piece(h, s, text, len, out, err, errlen) : 0;
-    size_t pos = 0;
-    while (pos < len) {
-        int rc = pcre2_match(h->re, text, len, pos, 0, s->md, s->mctx);
-        if (rc == PCRE2_ERROR_NOMATCH)
-            return byte_piece(h, s, text + pos, len - pos, out, err, errlen);
-        if (rc < 0) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(rc, msg, sizeof(msg));
-            snprintf(err, errlen, "hf pre-tokenizer at byte %zu: %s", pos, (const char *)msg);
-            return -1;
-        }
-        const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(s->md);
-        size_t a = ov[0], b = ov[1];
-        if (b <= pos) {
-            /* an empty match: the next character is a piece of its own */
-            size_t k = utf8_len(text + pos, len - pos);
-            b = pos + (k ? k : 1);
-            a = pos;
-        }
-        if (a > pos && byte_piece(h, s, text + pos, a - pos, out, err, errlen) != 0)
-            return -1;
-        if (byte_piece(h, s, text + a, b - a, out, err, errlen) != 0)
-            return -1;
-        pos = b;
-    }
-    return 0;
+        return len ? byte_piece(&c, text, len, err, errlen) : 0;
+    return pretok_split(h->re, &s->pt, text, len, byte_piece, &c, "hf", err, errlen);
 }
 
 /* SentencePiece-style: the symbols (pieces of characters, "▁" for spaces,
@@ -685,7 +593,9 @@ static int encode_sp(const struct hf *h, struct hf_session *s, const unsigned ch
                 e++;
         while (e < n && v[e] != h->space_id)
             e++;
-        if (merge_out(h, s, v + w, (e - w) * sizeof(uint32_t), v + w, e - w, out, err, errlen))
+        size_t keyn = (e - w) * sizeof(uint32_t);
+        if (bpe_memo_merge(&h->pairs, &s->memo, v + w, keyn, strmap_hash(v + w, keyn), v + w, NULL,
+                           NULL, e - w, out, err, errlen))
             return -1;
         w = e;
     }
