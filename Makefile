@@ -220,7 +220,7 @@ EMU_OBJ   = $(patsubst %.cu,build/emu/obj/%.o,$(EMU_CUDA)) $(patsubst %.cc,build
 EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
-            build/emu/bin/cod-train build/emu/bin/bench_train_cuda
+            build/emu/bin/cod-train build/emu/bin/cod-analyze build/emu/bin/bench_train_cuda
 # A dry run of a GPU visit here (tests/gpu/README.md, COD_BIN_DRY; make
 # test's tests/gpu_visit.sh): the emulator's programs, cod-worker among
 # them, beside the CPU-only server and CLI in one directory.
@@ -234,6 +234,7 @@ build/emu/bin/test_ops_cuda: build/emu/obj/tests/gpu/test_ops_cuda.o
 build/emu/bin/test_model_cuda: build/emu/obj/tests/gpu/test_model_cuda.o
 build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels/cuda/emu/probes.o
 build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
+build/emu/bin/cod-analyze: build/emu/obj/worker/cod_analyze.o build/emu/obj/worker/device.o
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 $(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
                build/emu/obj/kernels/cuda/comm_nccl.o

@@ -45,6 +45,18 @@ for v in llama qwen2 mistral; do
         > "$t/$v.txt" 2>&1
     check "$v: cod's logits match the independent reference" node tests/hf_reference.js check "$t/$v" "$t/$v.npy" 32
 done
+# the CUDA backend (bf16) on the emulator (make build-tests builds it wherever nvcc is):
+# the forward-only model's compact fp32 vectors, the act copy of the
+# matrices, bias_add and repeat_kv on the device
+if cuda_toolkit; then
+    for v in llama qwen2 mistral; do
+        build/emu/bin/cod-analyze logits "$t/$v" --val "$t/$v/val_*.bin" --seq-len 32 --tokens 64 \
+            --device cuda:0 --out "$t/$v-cuda.npy" > "$t/$v-cuda.txt" 2>&1
+        check "$v on CUDA (emulated, bf16): the reference's logits within bf16's rounding" \
+            node tests/hf_reference.js check "$t/$v" "$t/$v-cuda.npy" 32 5e-2
+    done
+    check "CUDA keeps the weights in bf16 and says so" grep -q 'on cuda:0 .* MiB (bf16)' "$t/llama-cuda.txt"
+fi
 bin/cod-analyze stats "$t/llama" --val "$t/llama/val_*.bin" --seq-len 32 --tokens 128 > "$t/out" 2>&1
 check "stats on a grouped-query Llama folder" bash -c "[ $? -eq 0 ] && grep -qE '^ +2 ' '$t/out'"
 

@@ -8,7 +8,9 @@
 // Llama 3's frequency scaling, repeat_kv, SwiGLU, q/k/v biases, tied
 // embeddings), sharing nothing with cod's C.
 //   node tests/hf_reference.js build DIR VARIANT   the folder and DIR/val_000000.bin
-//   node tests/hf_reference.js check DIR FILE.npy T   cod's logits against the reference
+//   node tests/hf_reference.js check DIR FILE.npy T [LIMIT]   cod's logits against the
+//     reference: the largest difference over the largest logit under LIMIT
+//     (default 2e-5, fp32; the CUDA backend's bf16 takes 5e-2)
 // VARIANT: llama (grouped-query, untied, llama3 rope scaling, bf16, two shards),
 // qwen2 (q/k/v biases, tied, fp16), mistral (head_dim given, a sliding window
 // no shorter than the sequence, fp32).
@@ -277,7 +279,7 @@ function readNpy(file) {
     return {shape, data};
 }
 
-function check(dir, npy, T) {
+function check(dir, npy, T, limit) {
     const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json')));
     const v = Object.values(VARIANTS).find(x => x.config.architectures[0] === cfg.architectures[0]);
     const w = makeWeights(cfg, v.dtype), got = readNpy(npy), V = cfg.vocab_size;
@@ -299,13 +301,14 @@ function check(dir, npy, T) {
     const rel = worst / scale;
     // cod computes in fp32 from the same stored weights: float32's rounding
     // over a few layers, far below what a wrong head mapping, frequency or
-    // bias would move (those move logits by a sizeable part of their scale)
+    // bias would move (those move logits by a sizeable part of their scale);
+    // bf16 activations (8 significant bits) leave a few 1e-2
     console.log(`${cfg.architectures[0]}: ${S} sequences × ${T} × ${V} logits, max |cod − reference| ` +
                 `${worst.toExponential(2)} of max |logit| ${scale.toFixed(3)} (relative ${rel.toExponential(2)})`);
-    if (!(rel < 2e-5)) { console.log('logits differ beyond fp32 rounding'); process.exit(1); }
+    if (!(rel < limit)) { console.log(`logits differ by more than ${limit} of the largest`); process.exit(1); }
 }
 
-const [cmd, dir, arg, T] = process.argv.slice(2);
+const [cmd, dir, arg, T, limit] = process.argv.slice(2);
 if (cmd === 'build') build(dir, arg);
-else if (cmd === 'check') check(dir, arg, Number(T));
+else if (cmd === 'check') check(dir, arg, Number(T), limit ? Number(limit) : 2e-5);
 else { console.error('usage: hf_reference.js build DIR VARIANT | check DIR FILE.npy T'); process.exit(2); }

@@ -260,10 +260,12 @@ static int compact_params(struct model *m)
     memset(m->roff, 0xff, n * sizeof(size_t));
     size_t off = 0;
     for (int t = 0; t < m->n_tensors; t++) {
-        const struct param_info *p = &m->info[t];
+        const struct param_info *p = &m->info[t], *q = t ? p - 1 : NULL;
         if (p->ndim != 1)
             continue;
-        off = (off + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
+        /* a vector that continues a fused one (the q, k, v biases) stays next to it */
+        if (!q || q->ndim != 1 || p->offset != q->offset + q->span)
+            off = (off + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
         m->roff[(size_t)p->layer * P_KIND_COUNT + p->kind] = off;
         off += p->span;
     }
