@@ -52,6 +52,18 @@ const VARIANTS = {
         },
         dtype: 'F32', shards: 1,
     },
+    // bench/bench_analyze_hf.sh's: llama-20m's shape (bench/run.sh) with
+    // grouped-query attention, Llama 2's vocabulary
+    bench: {
+        config: {
+            architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 256,
+            intermediate_size: 688, num_hidden_layers: 4, num_attention_heads: 4,
+            num_key_value_heads: 2, vocab_size: 32000, max_position_embeddings: 256,
+            rms_norm_eps: 1e-5, rope_theta: 10000.0, tie_word_embeddings: false,
+            hidden_act: 'silu', torch_dtype: 'bfloat16',
+        },
+        dtype: 'BF16', shards: 1,
+    },
 };
 
 // a seeded generator (mulberry32): uniform draws, and normal ones
