@@ -327,7 +327,7 @@ clean:
 # a harness runs on one thread), its calls go to libgomp, as OpenBLAS's do.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama
+FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf
 FUZZ_BINS     = $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fopenmp=libgomp
@@ -360,7 +360,7 @@ build/fuzz/fuzz_shard: build/fuzz/obj/tests/fuzz/fuzz_shard.o \
 	$(FUZZ_LINK) -ljansson -lm
 build/fuzz/fuzz_checkpoint: build/fuzz/obj/tests/fuzz/fuzz_checkpoint.o $(FUZZ_TRAINER) $(FUZZ_BASE)
 	$(FUZZ_LINK) $(LIB_LIBS)
-build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
+build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama build/fuzz/fuzz_tok_hf: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
 		$(FUZZ_PREP) $(FUZZ_BASE)
 	$(FUZZ_LINK) -lpcre2-8 -licuuc -lcrypto -ljansson -lm
 

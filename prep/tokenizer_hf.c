@@ -248,6 +248,19 @@ static int read_pipeline(struct hf *h, json_t *root, struct rd *r, const char **
     return 0;
 }
 
+/* SentencePiece's byte fallback pieces, <0x00> … <0xFF>: 1 and the byte. */
+static int byte_piece_value(const char *p, unsigned *byte)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    if (strlen(p) != 6 || memcmp(p, "<0x", 3) != 0 || p[5] != '>' || !p[3] || !p[4])
+        return 0;
+    const char *hi = strchr(hex, p[3]), *lo = strchr(hex, p[4]);
+    if (!hi || !lo)
+        return 0;
+    *byte = (unsigned)((hi - hex) * 16 + (lo - hex));
+    return 1;
+}
+
 /* The model: BPE, its vocabulary and merges, and the added tokens. */
 static int read_model(struct hf *h, json_t *root, struct rd *r)
 {
@@ -321,12 +334,14 @@ static int read_model(struct hf *h, json_t *root, struct rd *r)
                 return bad(r, "model.vocab", "is not of the byte-level alphabet", key);
             bytes = buf;
         }
+        if (h->len[id] != UINT32_MAX)
+            return bad(r, "model.vocab", "has the id of another token", key);
         if (strmap_put(&h->map, bytes, (size_t)n, id) != 0)
             return bad(r, "model.vocab", "appears twice, or out of memory", key);
         /* the decoded form; SentencePiece: "▁" is a space, <0xXX> its byte */
         h->off[id] = (uint32_t)tn;
         unsigned byte;
-        if (!h->byte_level && strlen(key) == 6 && sscanf(key, "<0x%2X>", &byte) == 1) {
+        if (!h->byte_level && byte_piece_value(key, &byte)) {
             h->text[tn++] = (unsigned char)byte;
             h->byte_id[byte] = id;
         } else if (!h->byte_level) {

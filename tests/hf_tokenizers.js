@@ -83,8 +83,34 @@ function tiny(dir, kind) {
         model: {type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null,
                 end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, vocab, merges},
     };
+    const sp = () => { // SentencePiece-style: Llama 2's normalizer, byte fallback
+        const v = {'<unk>': 0, '<s>': 1, '</s>': 2};
+        for (let b = 0; b < 256; b++) v[`<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`] = 3 + b;
+        let n = 259;
+        for (const c of ['▁', 'a', 'e', 'h', 't', 'o', 'n', 's', 'é', '日']) v[c] = n++;
+        const m = [['▁', 't'], ['h', 'e'], ['▁t', 'he'], ['▁', '▁'], ['o', 'n'], ['▁', 'a']];
+        for (const [a, b] of m) v[a + b] = n++;
+        j.added_tokens = [{id: 1, content: '<s>', special: true}];
+        j.normalizer = {type: 'Sequence', normalizers: [{type: 'Prepend', prepend: '▁'},
+                                                        {type: 'Replace', pattern: {String: ' '}, content: '▁'}]};
+        j.pre_tokenizer = null;
+        j.post_processor = {type: 'TemplateProcessing', single: [{SpecialToken: {id: '<s>', type_id: 0}}, {Sequence: {id: 'A', type_id: 0}}],
+                            pair: [], special_tokens: {'<s>': {id: '<s>', ids: [1], tokens: ['<s>']}}};
+        j.decoder = {type: 'Sequence', decoders: [{type: 'Replace', pattern: {String: '▁'}, content: ' '}, {type: 'ByteFallback'}, {type: 'Fuse'}, {type: 'Strip', content: ' ', start: 1, stop: 0}]};
+        j.model = {type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null,
+                   fuse_unk: true, byte_fallback: true, vocab: v, merges: m.map(x => x.join(' '))};
+    };
     const breaks = {
         valid: () => {},
+        // Qwen2's kind: NFC, then its Split regex, then ByteLevel
+        split: () => {
+            j.normalizer = {type: 'NFC'};
+            j.pre_tokenizer = {type: 'Sequence', pretokenizers: [
+                {type: 'Split', pattern: {Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, behavior: 'Isolated', invert: false},
+                {type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false}]};
+            j.model.ignore_merges = true;
+        },
+        sp,
         unigram: () => { j.model = {type: 'Unigram', unk_id: 0, vocab: [['a', -1]]}; },
         wordpiece: () => { j.model = {type: 'WordPiece', unk_token: '[UNK]', vocab}; },
         nfkc: () => { j.normalizer = {type: 'NFKC'}; },

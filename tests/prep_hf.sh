@@ -65,11 +65,17 @@ refuse() { # kind, the text the error must hold
     local rc=$?
     check "refused, naming it: $1" bash -c "[ $rc -eq 1 ] && grep -qF -- '$2' '$t/out' && [ ! -e '$t/tiny-out/train_000000.bin' ]"
 }
-node tests/hf_tokenizers.js tiny "$t/tiny-valid" valid
-bin/cod-prep --tokenizer hf --tokenizer-file "$t/tiny-valid/tokenizer.json" --out "$t/tiny-valid-out" --val-fraction 0 \
-    --quiet "$d/10_ascii.txt" "$d/11_unicode.txt" > /dev/null 2>&1
-mkdir -p "$t/tiny-docs" && cp "$d/10_ascii.txt" "$d/11_unicode.txt" "$t/tiny-docs/"
-check "a tiny byte-level BPE made from scratch matches the reference too" node tests/hf_tokenizers.js compare "$t/tiny-valid" "$t/tiny-docs" "$t/tiny-valid-out/train_000000.bin"
+# tiny tokenizers made from scratch, of each kind: byte-level with GPT-2's
+# regex; Qwen2's (NFC, its Split regex, ignore_merges); SentencePiece-style
+# (mostly byte fallback): in every run, whatever was fetched
+rm -f "$d/14_invalid.txt"
+for kind in valid split sp; do
+    node tests/hf_tokenizers.js tiny "$t/tiny-$kind" $kind
+    bin/cod-prep --tokenizer hf --tokenizer-file "$t/tiny-$kind/tokenizer.json" --out "$t/tiny-$kind-out" \
+        --val-fraction 0 --quiet "$d" > /dev/null 2>&1
+    check "a tiny tokenizer.json ($kind) made from scratch: the reference's ids" \
+        node tests/hf_tokenizers.js compare "$t/tiny-$kind" "$d" "$t/tiny-$kind-out/train_000000.bin"
+done
 refuse unigram 'model.type: "Unigram" is not read'
 refuse wordpiece 'model.type: "WordPiece" is not read'
 refuse nfkc 'normalizer.type: "NFKC" is not read'
