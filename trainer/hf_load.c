@@ -111,8 +111,8 @@ static int shards_open(const char *dir, struct shards *s, char *err, size_t errl
 
 /* Buffers the model reads a tensor from: params (a real tensor: every
  * tensor where params holds them all, else the vectors) or the act copy. */
-static int load_tensor(struct model *m, const struct param_info *p, const struct st_tensor *t,
-                       real *host, float *tmp)
+static void load_tensor(struct model *m, const struct param_info *p, const struct st_tensor *t,
+                        real *host, float *tmp)
 {
     const struct ops *o = m->ops;
     int whole = m->n_real == m->n_params, vec = p->ndim == 1;
@@ -135,7 +135,6 @@ static int load_tensor(struct model *m, const struct param_info *p, const struct
         else
             o->upload_act(act_at(o, m->wact, p->offset + r0 * ld), host, nr * ld);
     }
-    return 0;
 }
 
 /* A tensor the model has no place for but that transformers passes over too. */
@@ -153,11 +152,12 @@ int hf_load_weights(const char *dir, struct model *m, char *err, size_t errlen)
         shards_close(&s);
         return -1;
     }
+    /* a slice, or one row where a row is longer (a vector is one row) */
     size_t room = SLICE;
-    for (int k = 0; k < m->n_tensors; k++)
-        room = m->info[k].span > room && (m->info[k].ndim == 1 || m->info[k].ld > room)
-                   ? (m->info[k].ndim == 1 ? m->info[k].span : m->info[k].ld)
-                   : room;
+    for (int k = 0; k < m->n_tensors; k++) {
+        size_t row = m->info[k].ndim == 1 ? m->info[k].n : m->info[k].ld;
+        room = row > room ? row : room;
+    }
     real *host = malloc(room * sizeof(real));
     float *tmp = sizeof(real) == sizeof(float) ? NULL : malloc(room * sizeof(float));
     int rc = -1;
