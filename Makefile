@@ -28,7 +28,7 @@ SPEC_SRC   = $(wildcard spec/*.c)
 CORE_SRC = $(wildcard kernels/*.c) $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
 PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
 LIB_SRC  = $(COMMON_SRC) $(SPEC_SRC) $(CORE_SRC) $(PREP_SRC)
-LIB_LIBS = -lopenblas -ljansson -lpcre2-8 -lcrypto -lm -fopenmp -lpthread
+LIB_LIBS = -lopenblas -ljansson -lpcre2-8 -licuuc -lcrypto -lm -fopenmp -lpthread
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
 # the trainer, the kernels or the tokenizers (no OpenBLAS, no OpenMP).
@@ -83,7 +83,7 @@ bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
-bin/cod-analyze: build/rel/worker/cod_analyze.o $(REL_LIB) $(CUDA_OBJ)
+bin/cod-analyze: build/rel/worker/cod_analyze.o build/rel/worker/device.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
@@ -222,7 +222,7 @@ EMU_OBJ   = $(patsubst %.cu,build/emu/obj/%.o,$(EMU_CUDA)) $(patsubst %.cc,build
 EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
-            build/emu/bin/cod-train build/emu/bin/bench_train_cuda
+            build/emu/bin/cod-train build/emu/bin/cod-analyze build/emu/bin/bench_train_cuda
 # A dry run of the time-boxed GPU plan here (tests/gpu/README.md,
 # COD_BIN_DRY; make test's tests/gpu_plan.sh): the emulator's programs,
 # cod-worker among them, beside the CPU-only server and CLI in one directory.
@@ -236,6 +236,7 @@ build/emu/bin/test_ops_cuda: build/emu/obj/tests/gpu/test_ops_cuda.o
 build/emu/bin/test_model_cuda: build/emu/obj/tests/gpu/test_model_cuda.o
 build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels/cuda/emu/probes.o
 build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
+build/emu/bin/cod-analyze: build/emu/obj/worker/cod_analyze.o build/emu/obj/worker/device.o
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 $(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
                build/emu/obj/kernels/cuda/comm_nccl.o
@@ -339,7 +340,7 @@ clean:
 # a harness runs on one thread), its calls go to libgomp, as OpenBLAS's do.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama
+FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf
 FUZZ_BINS     = $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fopenmp=libgomp
@@ -372,9 +373,9 @@ build/fuzz/fuzz_shard: build/fuzz/obj/tests/fuzz/fuzz_shard.o \
 	$(FUZZ_LINK) -ljansson -lm
 build/fuzz/fuzz_checkpoint: build/fuzz/obj/tests/fuzz/fuzz_checkpoint.o $(FUZZ_TRAINER) $(FUZZ_BASE)
 	$(FUZZ_LINK) $(LIB_LIBS)
-build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
+build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama build/fuzz/fuzz_tok_hf: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
 		$(FUZZ_PREP) $(FUZZ_BASE)
-	$(FUZZ_LINK) -lpcre2-8 -lcrypto -ljansson -lm
+	$(FUZZ_LINK) -lpcre2-8 -licuuc -lcrypto -ljansson -lm
 
 fuzz-build: $(FUZZ_BINS)
 build-tests: fuzz-build

@@ -6,7 +6,8 @@
 #     same shapes, measured in the same process; and its peak memory.
 #  2. layer/out_var by layer for pre and lns on a 12-layer small model after
 #     a short run on the default corpus (bytes).
-#  3. tokenizer throughput (bench_tokenize), when built.
+#  3. tokenizer throughput (bench_tokenize), when built; cod-analyze's
+#     analyses on a Hugging Face folder (bench/bench_analyze_hf.sh).
 #  4. cod-worker: submission to first update, tokens/s against cod-train
 #     (bench_worker.sh).
 #  5. cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server);
@@ -62,6 +63,10 @@ for norm in pre lns; do
     bin/cod-analyze prune "$ck" --tokens 16384 --out "$out/analysis-$norm" | tee "$out/prune-$norm.txt"
     bin/cod-analyze angular "$ck" --tokens 32768 --out "$out/analysis-$norm" | tee "$out/angular-$norm.txt"
 done
+
+echo
+echo "== cod-analyze on a Hugging Face folder (CPU, llama-20m's shape with GQA, Llama 2's tokenizer) =="
+bench/bench_analyze_hf.sh
 
 echo
 bench/bench_worker.sh

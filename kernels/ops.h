@@ -124,6 +124,15 @@ struct ops {
      * (h may be dh: each element of dh is read before h's is written) */
     void (*swiglu_bwd)(act *dgu, act *h, const act *dh, const act *gu, int N, int f);
 
+    /* y[n, j] += bias[j] over N rows of d (the q, k and v biases of Qwen2) */
+    void (*bias_add)(act *y, const real *bias, int N, int d);
+    /* Grouped-query attention's K and V heads repeated for the query heads
+     * they serve, as transformers' repeat_kv: in rows [q | k | v] with q of
+     * nh heads and k, v of nkv each (nkv divides nh), out rows [q | k | v]
+     * of nh heads each, head h of k and v being in's head h / (nh / nkv).
+     * Forward only. */
+    void (*repeat_kv)(act *out, const act *in, int N, int nh, int nkv, int hd);
+
     /* y = a·x + b·y (x may be y) */
     void (*axpby)(act *y, real a, const act *x, real b, size_t n);
     /* out[N,d] = lam ⊙ in, lam of length c ∈ {1, d} (SkipInit, LayerScale) */

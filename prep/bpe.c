@@ -1,5 +1,6 @@
 #include "prep/bpe.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,4 +210,54 @@ size_t bpe_merge(const struct bpe_pairs *p, uint32_t *ids, size_t n, struct bpe_
     if (n <= 48)
         return merge_small(p, ids, n, s->rank);
     return merge_large(p, ids, n, s);
+}
+
+int bpe_memo_init(struct bpe_memo *m)
+{
+    memset(m, 0, sizeof(*m));
+    return piece_cache_init(&m->cache);
+}
+
+void bpe_memo_free(struct bpe_memo *m)
+{
+    piece_cache_free(&m->cache);
+    bpe_scratch_free(&m->scratch);
+    free(m->work);
+    memset(m, 0, sizeof(*m));
+}
+
+int bpe_memo_merge(const struct bpe_pairs *p, struct bpe_memo *m, const void *key, size_t keyn,
+                   uint64_t hash, const uint32_t *syms, const unsigned char *bytes,
+                   const uint32_t *byte_id, size_t n, struct tok_ids *out, char *err,
+                   size_t errlen)
+{
+    const uint32_t *ids;
+    size_t k;
+    if (!piece_cache_get(&m->cache, key, keyn, hash, &ids, &k)) {
+        if (n > m->work_cap) {
+            uint32_t *w = realloc(m->work, n * sizeof(*w));
+            if (!w) {
+                snprintf(err, errlen, "out of memory for a piece of %zu symbols", n);
+                return -1;
+            }
+            m->work = w;
+            m->work_cap = n;
+        }
+        for (size_t i = 0; i < n; i++)
+            m->work[i] = syms ? syms[i] : byte_id[bytes[i]];
+        k = bpe_merge(p, m->work, n, &m->scratch);
+        if (k == (size_t)-1) {
+            snprintf(err, errlen, "out of memory for a piece of %zu symbols", n);
+            return -1;
+        }
+        ids = m->work;
+        piece_cache_put(&m->cache, key, keyn, hash, ids, k);
+    }
+    if (tok_ids_reserve(out, k) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(out->v + out->n, ids, k * sizeof(*ids));
+    out->n += k;
+    return 0;
 }

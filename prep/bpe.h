@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "prep/piece_cache.h"
+#include "prep/tokenizer.h"
+
 #define BPE_NO_RANK UINT32_MAX
 
 struct bpe_pairs {
@@ -63,5 +66,23 @@ void bpe_scratch_free(struct bpe_scratch *s);
 /* Merges ids[0..n) in place; returns the new length, or (size_t)-1 when
  * scratch memory cannot be had. */
 size_t bpe_merge(const struct bpe_pairs *p, uint32_t *ids, size_t n, struct bpe_scratch *s);
+
+/* A thread's memo of merged pieces and the room to merge in. */
+struct bpe_memo {
+    struct piece_cache cache;
+    struct bpe_scratch scratch;
+    uint32_t *work;
+    size_t work_cap;
+};
+
+int bpe_memo_init(struct bpe_memo *m);
+void bpe_memo_free(struct bpe_memo *m);
+/* Appends to out the merge of a piece's n symbols, remembered under key
+ * (hash = strmap_hash(key, keyn)): syms, or where syms is NULL each byte of
+ * bytes through byte_id. 0, or -1 with err (out of memory). */
+int bpe_memo_merge(const struct bpe_pairs *p, struct bpe_memo *m, const void *key, size_t keyn,
+                   uint64_t hash, const uint32_t *syms, const unsigned char *bytes,
+                   const uint32_t *byte_id, size_t n, struct tok_ids *out, char *err,
+                   size_t errlen);
 
 #endif

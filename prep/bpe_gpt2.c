@@ -4,16 +4,13 @@
  * Unicode classes, JIT), each piece is looked up whole, then in the session's
  * cache, and only then run through the merge loop: the same procedure as
  * tiktoken, so the ids agree with it. <|endoftext|> is id 50256. */
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/path.h"
 #include "prep/bpe.h"
-#include "prep/piece_cache.h"
+#include "prep/pretok.h"
 #include "prep/strmap.h"
 #include "prep/tokenizer_impl.h"
 
@@ -33,13 +30,8 @@ struct gpt2 {
 };
 
 struct gpt2_session {
-    pcre2_match_data *md;
-    pcre2_match_context *mctx;
-    pcre2_jit_stack *jit;
-    struct piece_cache cache;
-    struct bpe_scratch scratch;
-    uint32_t *work;
-    size_t work_cap;
+    struct pretok pt;
+    struct bpe_memo memo;
 };
 
 static void gpt2_free(void *impl)
@@ -207,19 +199,12 @@ static void *gpt2_session_new(const void *impl)
     struct gpt2_session *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
-    s->md = pcre2_match_data_create_from_pattern(g->re, NULL);
-    s->mctx = pcre2_match_context_create(NULL);
-    /* Long runs of letters or spaces need more than JIT's default 32 kB. */
-    s->jit = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, NULL);
-    if (!s->md || !s->mctx || !s->jit || piece_cache_init(&s->cache) != 0) {
-        pcre2_match_data_free(s->md);
-        pcre2_match_context_free(s->mctx);
-        pcre2_jit_stack_free(s->jit);
-        piece_cache_free(&s->cache);
+    if (pretok_init(&s->pt, g->re) != 0 || bpe_memo_init(&s->memo) != 0) {
+        pretok_free(&s->pt);
+        bpe_memo_free(&s->memo);
         free(s);
         return NULL;
     }
-    pcre2_jit_stack_assign(s->mctx, NULL, s->jit);
     return s;
 }
 
@@ -228,85 +213,40 @@ static void gpt2_session_free(void *session)
     struct gpt2_session *s = session;
     if (!s)
         return;
-    pcre2_match_data_free(s->md);
-    pcre2_match_context_free(s->mctx);
-    pcre2_jit_stack_free(s->jit);
-    piece_cache_free(&s->cache);
-    bpe_scratch_free(&s->scratch);
-    free(s->work);
+    pretok_free(&s->pt);
+    bpe_memo_free(&s->memo);
     free(s);
 }
 
-static int encode_piece(const struct gpt2 *g, struct gpt2_session *s, const unsigned char *p,
-                        size_t n, struct tok_ids *out, char *err, size_t errlen)
+struct piece_ctx {
+    const struct gpt2 *g;
+    struct gpt2_session *s;
+    struct tok_ids *out;
+};
+
+/* A piece: one byte's token, a token itself, or merged from its bytes. */
+static int encode_piece(void *ctx, const unsigned char *p, size_t n, char *err, size_t errlen)
 {
+    const struct piece_ctx *c = ctx;
+    const struct gpt2 *g = c->g;
     uint32_t id;
-    if (n == 1)
-        return tok_ids_push(out, g->byte_id[p[0]]) == 0 ? 0 : (snprintf(err, errlen, "out of memory"), -1);
-    uint64_t h = strmap_hash(p, n);
-    const uint32_t *ids;
-    size_t m;
-    if (strmap_get_hashed(&g->map, p, n, h, &id)) {
-        ids = &id;
-        m = 1;
-    } else if (!piece_cache_get(&s->cache, p, n, h, &ids, &m)) {
-        if (n > s->work_cap) {
-            uint32_t *w = realloc(s->work, n * sizeof(*w));
-            if (!w) {
-                snprintf(err, errlen, "out of memory for a %zu-byte piece", n);
-                return -1;
-            }
-            s->work = w;
-            s->work_cap = n;
-        }
-        for (size_t i = 0; i < n; i++)
-            s->work[i] = g->byte_id[p[i]];
-        m = bpe_merge(&g->pairs, s->work, n, &s->scratch);
-        if (m == (size_t)-1) {
-            snprintf(err, errlen, "out of memory for a %zu-byte piece", n);
+    uint64_t h = n == 1 ? 0 : strmap_hash(p, n);
+    if (n == 1 || strmap_get_hashed(&g->map, p, n, h, &id)) {
+        if (tok_ids_push(c->out, n == 1 ? g->byte_id[p[0]] : id) != 0) {
+            snprintf(err, errlen, "out of memory");
             return -1;
         }
-        ids = s->work;
-        piece_cache_put(&s->cache, p, n, h, ids, m);
+        return 0;
     }
-    if (tok_ids_reserve(out, m) != 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    memcpy(out->v + out->n, ids, m * sizeof(*ids));
-    out->n += m;
-    return 0;
+    return bpe_memo_merge(&g->pairs, &c->s->memo, p, n, h, NULL, p, g->byte_id, n, c->out, err,
+                          errlen);
 }
 
-/* Bytes the regex cannot match (invalid UTF-8) form pieces of their own, so
- * that they still round-trip. */
 static int encode_ordinary(const struct gpt2 *g, struct gpt2_session *s, const unsigned char *text,
                            size_t len, struct tok_ids *out, char *err, size_t errlen)
 {
-    size_t pos = 0;
-    while (pos < len) {
-        int rc = pcre2_match(g->re, text, len, pos, 0, s->md, s->mctx);
-        if (rc == PCRE2_ERROR_NOMATCH)
-            return encode_piece(g, s, text + pos, len - pos, out, err, errlen);
-        if (rc < 0) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(rc, msg, sizeof(msg));
-            snprintf(err, errlen, "gpt2 pre-tokenizer at byte %zu: %s", pos, (const char *)msg);
-            return -1;
-        }
-        const PCRE2_SIZE *ov = pcre2_get_ovector_pointer(s->md);
-        size_t a = ov[0], b = ov[1];
-        if (b <= pos) { /* cannot happen: no alternative matches empty; never loop forever */
-            snprintf(err, errlen, "gpt2 pre-tokenizer made no progress at byte %zu", pos);
-            return -1;
-        }
-        if (a > pos && encode_piece(g, s, text + pos, a - pos, out, err, errlen) != 0)
-            return -1;
-        if (encode_piece(g, s, text + a, b - a, out, err, errlen) != 0)
-            return -1;
-        pos = b;
-    }
-    return 0;
+    struct piece_ctx c = {g, s, out};
+    return pretok_split(g->re, &s->pt, text, len, encode_piece, &c, "gpt2", err, errlen);
 }
 
 static int gpt2_encode(const void *impl, void *session, const unsigned char *text, size_t len,
@@ -377,18 +317,11 @@ int gpt2_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, s
     if (rc == 0)
         rc = build_pairs(g, path, err, errlen);
     if (rc == 0) {
-        int ecode;
-        PCRE2_SIZE eoff;
-        g->re = pcre2_compile((PCRE2_SPTR)GPT2_REGEX, PCRE2_ZERO_TERMINATED,
-                              PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &ecode, &eoff, NULL);
+        char msg[300];
+        g->re = pretok_compile(GPT2_REGEX, msg, sizeof(msg));
         if (!g->re) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(ecode, msg, sizeof(msg));
-            snprintf(err, errlen, "gpt2 pre-tokenizer regex: %s", (const char *)msg);
+            snprintf(err, errlen, "gpt2 pre-tokenizer regex: %s", msg);
             rc = -1;
-        } else {
-            /* Without JIT (some platforms) the interpreter gives the same matches, slower. */
-            (void)pcre2_jit_compile(g->re, PCRE2_JIT_COMPLETE);
         }
     }
     if (rc != 0) {

@@ -10,10 +10,12 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: cod-prep --tokenizer gpt2|llama|bytes --out DIR [options] FILE|DIR...\n"
+            "usage: cod-prep --tokenizer gpt2|llama|bytes|hf --out DIR [options] FILE|DIR...\n"
             "Tokenizes each FILE (a DIR gives its files in name order) as one document into\n"
             "DIR/train_NNNNNN.bin, DIR/val_NNNNNN.bin (llm.c shards) and DIR/meta.json.\n"
-            "  --tokenizer NAME      gpt2 (vocab 50257), llama (32000) or bytes (257)\n"
+            "  --tokenizer NAME      gpt2 (vocab 50257), llama (32000), bytes (257), or hf: a\n"
+            "                        model's own tokenizer.json (--tokenizer-file)\n"
+            "  --tokenizer-file F    hf: the model's tokenizer.json (or a folder holding it)\n"
             "  --tokenizer-dir DIR   where r50k_base.tiktoken, llama-vocab.txt and\n"
             "                        llama-merges.bin are (default %s)\n"
             "  --out DIR             output directory (created; old shards there are replaced)\n"
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
             rc = 2;
         } else if (!strcmp(a, "--tokenizer"))
             o.tokenizer = argv[++i], tok_given = 1;
-        else if (!strcmp(a, "--tokenizer-dir"))
+        else if (!strcmp(a, "--tokenizer-dir") || !strcmp(a, "--tokenizer-file"))
             o.tokenizer_dir = argv[++i];
         else if (!strcmp(a, "--out"))
             o.out_dir = argv[++i];

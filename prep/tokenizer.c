@@ -101,7 +101,7 @@ struct tokenizer *tokenizer_open(const char *name, const char *dir, unsigned fla
     static const struct {
         const char *name;
         int (*open)(struct tokenizer *, const char *, unsigned, char *, size_t);
-    } table[] = {{"gpt2", gpt2_open}, {"llama", llama_open}, {"bytes", bytes_open}};
+    } table[] = {{"gpt2", gpt2_open}, {"llama", llama_open}, {"bytes", bytes_open}, {"hf", hf_open}};
     if (!dir)
         dir = TOK_DEFAULT_DIR;
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -119,7 +119,7 @@ struct tokenizer *tokenizer_open(const char *name, const char *dir, unsigned fla
         }
         return t;
     }
-    snprintf(err, errlen, "unknown tokenizer '%s' (want gpt2, llama or bytes)", name);
+    snprintf(err, errlen, "unknown tokenizer '%s' (want gpt2, llama, bytes or hf)", name);
     return NULL;
 }
 

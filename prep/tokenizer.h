@@ -1,9 +1,13 @@
 /* The tokenizer interface that cod-prep, the tests and the benchmark use.
  *
- * Three tokenizers sit behind it, one file each:
+ * Four tokenizers sit behind it, one file each:
  *   gpt2   byte-level BPE from r50k_base.tiktoken (prep/bpe_gpt2.c), vocab 50257
  *   llama  LLaMA-1/2 SentencePiece BPE with byte fallback (prep/tokenizer_llama.c), vocab 32000
  *   bytes  one token per byte (prep/tokenizer_bytes.c), vocab 257
+ *   hf     a pretrained model's own, from its Hugging Face tokenizer.json
+ *          (prep/tokenizer_hf.c): byte-level BPE (GPT-2, Llama 3, Qwen2) or
+ *          SentencePiece-style BPE (Llama 2, Mistral); the vocabulary and doc
+ *          token are the file's
  *
  * A tokenizer is read-only once open and is shared by every thread; each
  * thread encodes through its own tok_session (scratch memory and a cache).
@@ -49,8 +53,10 @@ void tok_text_free(struct tok_text *t);
 struct tokenizer;
 struct tok_session;
 
-/* name: "gpt2", "llama" or "bytes"; dir holds the tokenizer files (NULL:
- * TOK_DEFAULT_DIR). NULL on failure with err naming the file and the fault. */
+/* name: "gpt2", "llama", "bytes" or "hf"; dir holds the tokenizer files
+ * (NULL: TOK_DEFAULT_DIR); for hf it is the tokenizer.json itself, or a
+ * folder holding one. NULL on failure with err naming the file and the
+ * fault (for hf: the field of a tokenizer.json of a kind it does not read). */
 struct tokenizer *tokenizer_open(const char *name, const char *dir, unsigned flags, char *err,
                                  size_t errlen);
 void tokenizer_close(struct tokenizer *t);

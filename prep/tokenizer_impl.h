@@ -23,6 +23,8 @@ struct tokenizer {
 int gpt2_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, size_t errlen);
 int llama_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, size_t errlen);
 int bytes_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, size_t errlen);
+/* dir: a tokenizer.json, or a folder holding one */
+int hf_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, size_t errlen);
 
 /* Reads DIR/NAME, checks its sha256 against `pinned` unless TOK_NO_CHECKSUM,
  * and notes it in t->files. Same contract as fio_read_file(). */

@@ -19,9 +19,9 @@
 
 #include "common/path.h"
 #include "prep/bpe.h"
-#include "prep/piece_cache.h"
 #include "prep/strmap.h"
 #include "prep/tokenizer_impl.h"
+#include "prep/utf8.h"
 
 #define LLAMA_VOCAB_FILE "llama-vocab.txt"
 #define LLAMA_MERGES_FILE "llama-merges.bin"
@@ -42,11 +42,8 @@ struct llama {
 };
 
 struct llama_session {
-    struct piece_cache cache;
-    struct bpe_scratch scratch;
+    struct bpe_memo memo;
     struct tok_ids sym;
-    uint32_t *work;
-    size_t work_cap;
 };
 
 static void llama_free(void *impl)
@@ -209,7 +206,8 @@ static void *llama_session_new(const void *impl)
     struct llama_session *s = calloc(1, sizeof(*s));
     if (!s)
         return NULL;
-    if (piece_cache_init(&s->cache) != 0) {
+    if (bpe_memo_init(&s->memo) != 0) {
+        bpe_memo_free(&s->memo);
         free(s);
         return NULL;
     }
@@ -221,41 +219,9 @@ static void llama_session_free(void *session)
     struct llama_session *s = session;
     if (!s)
         return;
-    piece_cache_free(&s->cache);
-    bpe_scratch_free(&s->scratch);
+    bpe_memo_free(&s->memo);
     tok_ids_free(&s->sym);
-    free(s->work);
     free(s);
-}
-
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 if the bytes there
- * are not one (overlong forms, surrogates and values past U+10FFFF are not). */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t k;
-    unsigned min;
-    if (c >= 0xc2 && c <= 0xdf)
-        k = 2, min = 0x80;
-    else if (c >= 0xe0 && c <= 0xef)
-        k = 3, min = 0x800;
-    else if (c >= 0xf0 && c <= 0xf4)
-        k = 4, min = 0x10000;
-    else
-        return 0;
-    if (k > n)
-        return 0;
-    unsigned v = c & (0x7f >> k);
-    for (size_t i = 1; i < k; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        v = v << 6 | (p[i] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    return k;
 }
 
 static int to_symbols(const struct llama *l, const unsigned char *text, size_t len, unsigned flags,
@@ -313,31 +279,10 @@ static int llama_encode(const void *impl, void *session, const unsigned char *te
             e++;
         while (e < n && sym[e] != l->space_id)
             e++;
-        size_t wn = e - w, keyn = wn * sizeof(uint32_t);
-        uint64_t h = strmap_hash(sym + w, keyn);
-        const uint32_t *ids;
-        size_t m;
-        if (!piece_cache_get(&s->cache, sym + w, keyn, h, &ids, &m)) {
-            if (wn > s->work_cap) {
-                uint32_t *nw = realloc(s->work, wn * sizeof(*nw));
-                if (!nw) {
-                    snprintf(err, errlen, "out of memory");
-                    return -1;
-                }
-                s->work = nw;
-                s->work_cap = wn;
-            }
-            memcpy(s->work, sym + w, keyn);
-            m = bpe_merge(&l->pairs, s->work, wn, &s->scratch);
-            if (m == (size_t)-1) {
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-            ids = s->work;
-            piece_cache_put(&s->cache, sym + w, keyn, h, ids, m);
-        }
-        memcpy(out->v + out->n, ids, m * sizeof(*ids));
-        out->n += m;
+        size_t keyn = (e - w) * sizeof(uint32_t);
+        if (bpe_memo_merge(&l->pairs, &s->memo, sym + w, keyn, strmap_hash(sym + w, keyn), sym + w,
+                           NULL, NULL, e - w, out, err, errlen) != 0)
+            return -1;
         w = e;
     }
     return 0;

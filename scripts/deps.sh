@@ -13,7 +13,7 @@
 # the corpus, so a second machine state reuses what it fetched).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
+pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libicu-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
 [ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev)
 [ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils)
 missing=()

@@ -24,6 +24,7 @@ struct sub_acts {
     act *u;             /* its norm, the core's input (not Post-LN) */
     real *rin;          /* 1/rms of the input norm (not Post-LN) */
     act *qkv, *att;     /* attention: q, k (before their rotation) and v; its output */
+    act *qkvp;          /* grouped-query attention: the projection before repeat_kv */
     real *state;
     act *gu;            /* MLP: gate | up */
     act *f;             /* the output projection's result, when a step sits between it and
@@ -68,7 +69,10 @@ static size_t woff(const struct model *m, int l, int k)
 }
 
 /* master weight, its gradient, and the matmuls' copy */
-static real *W(const struct model *m, int l, int k) { return m->params + woff(m, l, k); }
+static real *W(const struct model *m, int l, int k)
+{
+    return m->params + m->roff[(size_t)l * P_KIND_COUNT + k];
+}
 static real *DW(const struct model *m, int l, int k) { return m->grads + woff(m, l, k); }
 static const act *WA(const struct model *m, int l, int k)
 {
@@ -139,6 +143,7 @@ static void layout_params(struct model *m)
 {
     const struct model_config *c = &m->cfg;
     size_t d = (size_t)c->dim, f = (size_t)c->ffn_dim, fp = (size_t)m->ffn_pad;
+    size_t qd = (size_t)c->n_heads * m->hd, kvd = (size_t)m->n_kv * m->hd;
     int L = c->n_layers;
     char nm[96];
     add_param(m, "model.embed_tokens.weight", P_EMBED, 0, 2, c->vocab, d, d, c->vocab * d, 1);
@@ -149,10 +154,15 @@ static void layout_params(struct model *m)
 #define P(kind, suffix, nd, r, cc, ld, span, al)                                            \
     snprintf(nm, sizeof(nm), "model.layers.%d.%s", l - 1, suffix);                        \
     add_param(m, nm, kind, l, nd, r, cc, ld, span, al)
-        P(P_Q, "self_attn.q_proj.weight", 2, d, d, d, d * d, 1);
-        P(P_K, "self_attn.k_proj.weight", 2, d, d, d, d * d, 0);
-        P(P_V, "self_attn.v_proj.weight", 2, d, d, d, d * d, 0);
-        P(P_O, "self_attn.o_proj.weight", 2, d, d, d, d * d, 1);
+        P(P_Q, "self_attn.q_proj.weight", 2, qd, d, d, qd * d, 1);
+        P(P_K, "self_attn.k_proj.weight", 2, kvd, d, d, kvd * d, 0);
+        P(P_V, "self_attn.v_proj.weight", 2, kvd, d, d, kvd * d, 0);
+        if (c->qkv_bias) {
+            P(P_Q_BIAS, "self_attn.q_proj.bias", 1, qd, 0, qd, qd, 1);
+            P(P_K_BIAS, "self_attn.k_proj.bias", 1, kvd, 0, kvd, kvd, 0);
+            P(P_V_BIAS, "self_attn.v_proj.bias", 1, kvd, 0, kvd, kvd, 0);
+        }
+        P(P_O, "self_attn.o_proj.weight", 2, d, qd, qd, d * qd, 1);
         P(P_GATE, "mlp.gate_proj.weight", 2, f, d, d, fp * d, 1);
         P(P_UP, "mlp.up_proj.weight", 2, f, d, d, fp * d, 0);
         P(P_DOWN, "mlp.down_proj.weight", 2, d, f, fp, d * fp, 1);
@@ -177,7 +187,8 @@ static void layout_params(struct model *m)
         m->block_end[l - 1] = m->n_params;
     }
     add_param(m, "model.norm.weight", P_FINAL_NORM, L + 1, 1, d, 1, 1, d, 1);
-    add_param(m, "lm_head.weight", P_HEAD, L + 1, 2, c->vocab, d, d, c->vocab * d, 1);
+    if (!c->tied_embeddings)
+        add_param(m, "lm_head.weight", P_HEAD, L + 1, 2, c->vocab, d, d, c->vocab * d, 1);
     m->n_params = (m->n_params + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
 }
 
@@ -193,15 +204,73 @@ static int logit_rows(const struct ops *o, int N, int V)
     return rows >= (size_t)N ? N : (int)rows;
 }
 
-static void rope_tables(const struct model_config *c, real *cos_h, real *sin_h)
+static void rope_tables(const struct model_config *c, int hd, real *cos_h, real *sin_h)
 {
-    int hd = c->dim / c->n_heads, h2 = hd / 2;
+    int h2 = hd / 2;
     for (int t = 0; t < c->seq_len; t++)
         for (int i = 0; i < h2; i++) {
-            double a = t * pow(c->rope_theta, -2.0 * i / hd);
+            double a = t * (c->rope_freq ? c->rope_freq[i] : pow(c->rope_theta, -2.0 * i / hd));
             cos_h[(size_t)t * h2 + i] = (real)cos(a);
             sin_h[(size_t)t * h2 + i] = (real)sin(a);
         }
+}
+
+/* A shape model.c computes only forward: NULL, or what it is. */
+static const char *forward_only_shape(const struct model_config *c, int n_kv)
+{
+    if (n_kv != c->n_heads)
+        return "grouped-query attention";
+    if (c->qkv_bias)
+        return "q/k/v biases";
+    if (c->tied_embeddings)
+        return "tied embeddings";
+    return NULL;
+}
+
+/* Activation buffers of one sub-layer: forward_only, every layer's share
+ * the first one's (the slot), but for the residual stream. */
+static act *sub_abuf(struct model *m, act **slot, size_t n, int *fail)
+{
+    if (!m->cfg.forward_only)
+        return abuf(m, n, fail);
+    if (!*slot)
+        *slot = abuf(m, n, fail);
+    return *slot;
+}
+
+static real *sub_buf(struct model *m, real **slot, size_t n, int *fail)
+{
+    if (!m->cfg.forward_only)
+        return buf(m, n, fail);
+    if (!*slot)
+        *slot = buf(m, n, fail);
+    return *slot;
+}
+
+/* Where act is not real, a forward-only model keeps as real only the
+ * vectors the ops take as real (norm gains, channel scales, biases):
+ * m->roff places them one after another. */
+static int compact_params(struct model *m)
+{
+    int L = m->cfg.n_layers;
+    size_t n = (size_t)(L + 2) * P_KIND_COUNT;
+    m->roff = malloc(n * sizeof(size_t));
+    if (!m->roff)
+        return -1;
+    memset(m->roff, 0xff, n * sizeof(size_t));
+    size_t off = 0;
+    for (int t = 0; t < m->n_tensors; t++) {
+        const struct param_info *p = &m->info[t], *q = t ? p - 1 : NULL;
+        if (p->ndim != 1)
+            continue;
+        /* a vector that continues a fused one (the q, k, v biases) stays next to it */
+        if (!q || q->ndim != 1 || p->offset != q->offset + q->span)
+            off = (off + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
+        m->roff[(size_t)p->layer * P_KIND_COUNT + p->kind] = off;
+        off += p->span;
+    }
+    m->n_real = off;
+    return 0;
 }
 
 int model_create(struct model *m, const struct ops *ops, const struct model_config *cfg, int max_B,
@@ -210,12 +279,29 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
     memset(m, 0, sizeof(*m));
     m->ops = ops;
     m->cfg = *cfg;
+    m->cfg.rope_freq = NULL;
     m->max_B = max_B;
     int L = cfg->n_layers, d = cfg->dim, T = cfg->seq_len, nh = cfg->n_heads;
+    int fwd = cfg->forward_only;
+    m->n_kv = cfg->n_kv_heads > 0 ? cfg->n_kv_heads : nh;
+    m->hd = cfg->head_dim > 0 ? cfg->head_dim : d / nh;
+    const char *why = nh % m->n_kv ? "the key/value heads do not divide the query heads"
+                      : m->hd % 2  ? "RoPE needs an even head size"
+                                   : NULL;
+    const char *shape = forward_only_shape(cfg, m->n_kv);
+    if (why || (shape && !fwd)) {
+        if (why)
+            snprintf(err, errlen, "model: %s", why);
+        else
+            snprintf(err, errlen, "model: %s is computed forward only (analyses), not trained",
+                     shape);
+        return -1;
+    }
     m->ffn_pad = (cfg->ffn_dim + 7) / 8 * 8;
-    int fp = m->ffn_pad, hd = d / nh;
+    int fp = m->ffn_pad, hd = m->hd;
+    size_t qd = (size_t)nh * hd, kvd = (size_t)m->n_kv * hd;
     size_t N = (size_t)max_B * T;
-    int maxtensors = 1 + L * 13 + 2;
+    int maxtensors = 1 + L * 16 + 2;
     size_t h2 = (size_t)T * (hd / 2);
     m->blk = calloc((size_t)L, sizeof(*m->blk));
     m->info = calloc((size_t)maxtensors, sizeof(*m->info));
@@ -242,50 +328,68 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
     layout_params(m);
     for (int t = 0; t < m->n_tensors; t++)
         m->woff[(size_t)m->info[t].layer * P_KIND_COUNT + m->info[t].kind] = m->info[t].offset;
+    if (cfg->tied_embeddings)
+        m->woff[(size_t)(L + 1) * P_KIND_COUNT + P_HEAD] = m->woff[P_EMBED];
+    m->roff = m->woff;
+    m->n_real = m->n_params;
+    if (fwd && !ops->act_is_real && compact_params(m)) {
+        snprintf(err, errlen, "out of host memory for the model tables");
+        free(rope_h);
+        model_destroy(m);
+        return -1;
+    }
 
     int fail = 0;
-    m->params = buf(m, m->n_params, &fail);
-    m->grads = buf(m, m->n_params, &fail);
+    m->params = buf(m, m->n_real, &fail);
+    m->grads = fwd ? NULL : buf(m, m->n_params, &fail);
     m->wact = ops->act_is_real ? (act *)m->params : abuf(m, m->n_params, &fail);
     m->tokens = ibuf(m, N, &fail);
     m->targets = ibuf(m, N, &fail);
-    m->emb_pos = ibuf(m, N, &fail);
-    m->emb_start = ibuf(m, N + 1, &fail);
+    if (!fwd) {
+        m->emb_pos = ibuf(m, N, &fail);
+        m->emb_start = ibuf(m, N + 1, &fail);
+    }
     m->rope_cos = buf(m, h2, &fail);
     m->rope_sin = buf(m, h2, &fail);
 
     size_t Nd = N * d, Nf = N * fp;
     int any_post = 0, any_generic = 0, any_fb = 0, any_sandwich = 0;
+    struct sub_acts shared[2];
+    memset(shared, 0, sizeof(shared));
     m->stream[0] = abuf(m, Nd, &fail);
     for (int i = 0; i < 2 * L; i++) {
-        struct sub_acts *a = &m->acts[i];
+        struct sub_acts *a = &m->acts[i], *sh = &shared[i % 2];
         struct sub_cfg c = sub_cfg(m, i / 2 + 1, i % 2 == 0);
         any_post |= c.post;
         any_generic |= c.generic;
         any_fb |= c.fb;
         any_sandwich |= c.sandwich;
         if (!c.post) {
-            a->u = abuf(m, Nd, &fail);
-            a->rin = buf(m, N, &fail);
+            a->u = sub_abuf(m, &sh->u, Nd, &fail);
+            a->rin = sub_buf(m, &sh->rin, N, &fail);
         }
         if (c.attn) {
-            a->qkv = abuf(m, 3 * Nd, &fail);
-            a->att = abuf(m, Nd, &fail);
-            a->state = buf(m, ops->attn_state_size(max_B, T, nh, hd), &fail);
+            a->qkv = sub_abuf(m, &sh->qkv, 3 * N * qd, &fail);
+            if (m->n_kv != nh)
+                a->qkvp = sub_abuf(m, &sh->qkvp, N * (qd + 2 * kvd), &fail);
+            a->att = sub_abuf(m, &sh->att, N * qd, &fail);
+            a->state = sub_buf(m, &sh->state, ops->attn_state_size(max_B, T, nh, hd), &fail);
         } else {
-            a->gu = abuf(m, 2 * Nf, &fail);
+            a->gu = sub_abuf(m, &sh->gu, 2 * Nf, &fail);
         }
         if (c.generic)
-            a->f = abuf(m, Nd, &fail);
+            a->f = sub_abuf(m, &sh->f, Nd, &fail);
         if (c.sandwich) {
-            a->rout = buf(m, N, &fail);
+            a->rout = sub_buf(m, &sh->rout, N, &fail);
             if (c.fb)
-                a->fn = abuf(m, Nd, &fail);
+                a->fn = sub_abuf(m, &sh->fn, Nd, &fail);
         }
-        a->r = abuf(m, Nd, &fail);
+        /* the stream itself, the MLP sub-layer's output, is every layer's own */
+        int stream_out = !c.attn;
+        a->r = stream_out && !c.post ? abuf(m, Nd, &fail) : sub_abuf(m, &sh->r, Nd, &fail);
         if (c.post) {
-            a->out = abuf(m, Nd, &fail);
-            a->rpost = buf(m, N, &fail);
+            a->out = stream_out ? abuf(m, Nd, &fail) : sub_abuf(m, &sh->out, Nd, &fail);
+            a->rpost = sub_buf(m, &sh->rpost, N, &fail);
         } else {
             a->out = a->r;
         }
@@ -296,11 +400,15 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
     m->rstd_f = buf(m, N, &fail);
     m->logits = abuf(m, (size_t)m->logit_rows * cfg->vocab, &fail);
     m->losses = buf(m, N, &fail);
-    m->dstream[0] = abuf(m, Nd, &fail);
-    m->dstream[1] = abuf(m, Nd, &fail);
+    size_t wide = 3 * qd > 2 * (size_t)fp ? 3 * qd : 2 * (size_t)fp;
+    size_t mid = qd > (size_t)fp ? qd : (size_t)fp;
     m->norm_tmp = abuf(m, Nd, &fail);
-    m->d_wide = abuf(m, N * (size_t)(3 * d > 2 * fp ? 3 * d : 2 * fp), &fail);
-    m->d_mid = abuf(m, N * (size_t)(d > fp ? d : fp), &fail);
+    m->d_mid = abuf(m, N * (mid > (size_t)d ? mid : (size_t)d), &fail);
+    if (!fwd) {
+        m->dstream[0] = abuf(m, Nd, &fail);
+        m->dstream[1] = abuf(m, Nd, &fail);
+        m->d_wide = abuf(m, N * wide, &fail);
+    }
     /* Buffers whose lives do not overlap share memory: the final norm's
      * output is dead once the forward has taken the lm_head's gradient,
      * before the backward's first use of norm_tmp; that gradient
@@ -309,11 +417,11 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
     m->xf = m->norm_tmp;
     m->dxf = m->dstream[1];
     m->h_tmp = m->d_mid;
-    if (any_post || any_generic)
+    if (!fwd && (any_post || any_generic))
         m->tmp[0] = abuf(m, Nd, &fail);
-    if (any_fb)
+    if (!fwd && any_fb)
         m->tmp[1] = abuf(m, Nd, &fail);
-    if (any_sandwich)
+    if (!fwd && any_sandwich)
         m->tmp[2] = abuf(m, Nd, &fail);
     if (fail) {
         size_t asked = m->bytes;
@@ -321,13 +429,13 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
         model_destroy(m);
         snprintf(err, errlen,
                  "out of memory on %s: model dim %d, %d layers, ffn %d, vocab %d with a "
-                 "micro-batch of %d × %d tokens asks for %.2f GiB (weights, gradients and "
-                 "activations); lower train.micro_batch",
-                 ops->name, d, L, cfg->ffn_dim, cfg->vocab, max_B, T,
-                 (double)asked / (1 << 30));
+                 "micro-batch of %d × %d tokens asks for %.2f GiB (%s); lower %s",
+                 ops->name, d, L, cfg->ffn_dim, cfg->vocab, max_B, T, (double)asked / (1 << 30),
+                 fwd ? "weights and activations" : "weights, gradients and activations",
+                 fwd ? "the batch" : "train.micro_batch");
         return -1;
     }
-    rope_tables(cfg, rope_h, rope_h + h2);
+    rope_tables(cfg, hd, rope_h, rope_h + h2);
     ops->upload(m->rope_cos, rope_h, h2);
     ops->upload(m->rope_sin, rope_h + h2, h2);
     free(rope_h);
@@ -347,6 +455,8 @@ void model_destroy(struct model *m)
     free(m->info);
     free(m->block_first);
     free(m->block_end);
+    if (m->roff != m->woff)
+        free(m->roff);
     free(m->woff);
     free(m->stream);
     free(m->acts);
@@ -371,7 +481,7 @@ double model_flops_per_token(const struct model *m)
         if (m->info[t].ndim == 2 && m->info[t].kind != P_EMBED)
             matmul += (double)m->info[t].n;
     const struct model_config *c = &m->cfg;
-    return 6.0 * matmul + 12.0 * c->n_layers * c->dim * (double)c->seq_len;
+    return 6.0 * matmul + 12.0 * c->n_layers * c->n_heads * m->hd * (double)c->seq_len;
 }
 
 void param_pack(const struct param_info *p, const real *image, real *dst)
@@ -420,6 +530,11 @@ static double init_std(const struct model *m, const struct param_info *p)
 
 int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
 {
+    if (m->n_real != m->n_params) {
+        snprintf(err, errlen, "a forward-only model on %s is loaded, not initialised",
+                 m->ops->name);
+        return -1;
+    }
     real *host = calloc(m->n_params, sizeof(real));
     if (!host) {
         snprintf(err, errlen, "out of host memory for %zu initial weights", m->n_params);
@@ -458,7 +573,7 @@ int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
 
 void model_sync_weights(struct model *m)
 {
-    if (!m->ops->act_is_real)
+    if (!m->ops->act_is_real && m->n_real == m->n_params)
         m->ops->to_act(m->wact, m->params, m->n_params);
 }
 
@@ -471,11 +586,19 @@ static const act *core_fwd(struct model *m, int l, int attn, struct sub_acts *a,
 {
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
-    int d = c->dim, fp = m->ffn_pad, hd = d / c->n_heads;
+    int d = c->dim, fp = m->ffn_pad, hd = m->hd, nh = c->n_heads;
     if (attn) {
-        o->matmul_fwd(a->qkv, u, WA(m, l, P_Q), N, d, 3 * d, 1, NULL, 0);
+        /* grouped-query attention: the projection's fewer K and V heads
+         * repeated for the query heads, as transformers' repeat_kv */
+        act *proj = a->qkvp ? a->qkvp : a->qkv;
+        int width = (nh + 2 * m->n_kv) * hd;
+        o->matmul_fwd(proj, u, WA(m, l, P_Q), N, d, width, 1, NULL, 0);
+        if (c->qkv_bias)
+            o->bias_add(proj, W(m, l, P_Q_BIAS), N, width);
+        if (a->qkvp)
+            o->repeat_kv(a->qkv, a->qkvp, N, nh, m->n_kv, hd);
         o->attention_fwd(a->att, a->state, a->qkv, m->rope_cos, m->rope_sin, m->B, c->seq_len,
-                         c->n_heads, hd);
+                         nh, hd);
         return a->att;
     }
     o->matmul_fwd(a->gu, u, WA(m, l, P_GATE), N, d, 2 * fp, 1, NULL, 0);
@@ -487,7 +610,7 @@ static void sublayer_fwd(struct model *m, int l, int attn, struct sub_acts *a, c
 {
     const struct ops *o = m->ops;
     const struct sub_cfg c = sub_cfg(m, l, attn);
-    int d = m->cfg.dim, in_dim = attn ? d : m->ffn_pad;
+    int d = m->cfg.dim, in_dim = attn ? m->cfg.n_heads * m->hd : m->ffn_pad;
     size_t Nd = (size_t)N * d;
     real eps = (real)m->cfg.norm_eps;
     const real *gin = W(m, l, attn ? P_NORM_IN_ATTN : P_NORM_IN_FFN);
@@ -631,13 +754,13 @@ static void core_bwd(struct model *m, int l, int attn, struct sub_acts *a, const
 {
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
-    int d = c->dim, fp = m->ffn_pad, hd = d / c->n_heads;
+    int d = c->dim, fp = m->ffn_pad, hd = m->hd, qd = c->n_heads * hd;
     if (attn) {
         act *datt = m->d_mid, *dqkv = m->d_wide;
-        o->matmul_bwd(datt, DW(m, l, P_O), df, a->att, WA(m, l, P_O), N, d, d, cs, NULL, 0);
+        o->matmul_bwd(datt, DW(m, l, P_O), df, a->att, WA(m, l, P_O), N, qd, d, cs, NULL, 0);
         o->attention_bwd(dqkv, datt, a->att, a->state, a->qkv, m->rope_cos, m->rope_sin, m->B,
                          c->seq_len, c->n_heads, hd);
-        o->matmul_bwd(du, DW(m, l, P_Q), dqkv, u, WA(m, l, P_Q), N, d, 3 * d, 1, res, b);
+        o->matmul_bwd(du, DW(m, l, P_Q), dqkv, u, WA(m, l, P_Q), N, d, 3 * qd, 1, res, b);
         return;
     }
     act *dh = m->d_mid, *dgu = m->d_wide;
@@ -704,7 +827,7 @@ static void sublayer_bwd(struct model *m, int l, int attn, struct sub_acts *a, c
 
 void model_backward(struct model *m)
 {
-    assert(!m->skip);
+    assert(!m->skip && !m->cfg.forward_only);
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
     int N = m->B * c->seq_len, d = c->dim, L = c->n_layers;

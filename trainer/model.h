@@ -27,12 +27,27 @@ struct model_config {
     struct norm_variant norm;
     double rope_theta;   /* 10000 */
     double norm_eps;     /* 1e-6 */
+    /* Pretrained models' shapes (trainer/hf_config.h); zero is cod's own
+     * model. Grouped-query attention and the biases are forward only. */
+    int n_kv_heads;      /* 0: n_heads; fewer: grouped-query attention */
+    int head_dim;        /* 0: dim / n_heads */
+    int qkv_bias;        /* q, k and v projections with biases (Qwen2) */
+    int tied_embeddings; /* the lm_head is the embedding table */
+    /* NULL: θ^(−2i/head_dim); else head_dim/2 inverse frequencies (Llama 3's
+     * scaled RoPE), read by model_create only */
+    const double *rope_freq;
+    /* No gradients and no backward (analyses): the sub-layers share one set
+     * of activations, only the residual stream is kept per layer, and where
+     * act is not real the master weights are not kept either: only the
+     * matmuls' act copy, and the vectors (norm gains, biases) as real. */
+    int forward_only;
 };
 
 enum param_kind {
     P_EMBED, P_Q, P_K, P_V, P_O, P_GATE, P_UP, P_DOWN,
     P_NORM_IN_ATTN, P_NORM_IN_FFN, P_NORM_OUT_ATTN, P_NORM_OUT_FFN,
-    P_LAMBDA_ATTN, P_LAMBDA_FFN, P_FINAL_NORM, P_HEAD, P_KIND_COUNT
+    P_LAMBDA_ATTN, P_LAMBDA_FFN, P_FINAL_NORM, P_HEAD, P_Q_BIAS, P_K_BIAS, P_V_BIAS,
+    P_KIND_COUNT
 };
 
 enum { PARAM_ALIGN = 64 }; /* elements: 256 bytes of fp32 */
@@ -71,6 +86,10 @@ struct model {
                                        is real, else a copy kept by model_sync_weights and adam */
     size_t *block_first, *block_end; /* parameter range of each block */
     size_t *woff;                   /* [L+2][P_KIND_COUNT] buffer offsets, (size_t)-1 if absent */
+    size_t *roff;                   /* the same into params: woff itself unless params holds
+                                       the vectors alone (forward_only where act is not real) */
+    size_t n_real;                  /* elements of params */
+    int n_kv, hd;                   /* key/value heads and the head size in use */
 
     int max_B, B;                   /* allocated batch and the current one */
     int32_t *tokens, *targets;
@@ -123,7 +142,8 @@ struct model {
 };
 
 /* Sets up parameters and activations for micro-batches of up to max_B
- * sequences. 0, or -1 with err (out of memory names the bytes asked). */
+ * sequences. 0, or -1 with err (out of memory names the bytes asked; a
+ * shape only the forward computes, without forward_only). */
 int model_create(struct model *m, const struct ops *ops, const struct model_config *cfg, int max_B,
                  char *err, size_t errlen);
 void model_destroy(struct model *m);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,12 +24,12 @@
  * taken for corruption rather than allocated. */
 #define MAX_HEADER (100u << 20)
 
-static const char *const dtype_names[] = {"F32", "F64", "BF16", "I64"};
-static const size_t dtype_sizes[] = {4, 8, 2, 8};
+static const char *const dtype_names[] = {"F32", "F64", "BF16", "I64", "F16"};
+static const size_t dtype_sizes[] = {4, 8, 2, 8, 2};
 
 static int dtype_from_name(const char *s)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (strcmp(dtype_names[i], s) == 0)
             return i;
     return -1;
@@ -92,7 +93,7 @@ static char *build_header(const char *path, const struct st_tensor *t, int n,
             why = "invalid tensor name";
         else if (json_object_get(root, t[i].name))
             why = "duplicate tensor name";
-        else if ((unsigned)t[i].dtype > ST_I64)
+        else if ((unsigned)t[i].dtype > ST_F16)
             why = "unknown dtype";
         else if (t[i].ndim < 0 || t[i].ndim > 4)
             why = "ndim must be 0 to 4";
@@ -220,7 +221,7 @@ static const char *parse_entry(json_t *e, int64_t data_len, struct st_tensor *t,
         return "entry has unknown keys";
     int d = dtype_from_name(json_string_value(dt));
     if (d < 0)
-        return "unsupported dtype (F32, F64, BF16 and I64 are read)";
+        return "unsupported dtype (F32, F64, BF16, F16 and I64 are read)";
     t->dtype = (enum st_dtype)d;
     if (json_array_size(sh) > 4)
         return "more than 4 dimensions";
@@ -246,13 +247,19 @@ static const char *parse_entry(json_t *e, int64_t data_len, struct st_tensor *t,
     return NULL;
 }
 
-int st_read(const char *path, struct st_file *f, char *err, size_t errlen)
+static void release(unsigned char *buf, size_t len, int mapped)
 {
-    memset(f, 0, sizeof(*f));
-    unsigned char *buf;
-    size_t len;
-    if (fio_read_file(path, &buf, &len, err, errlen))
-        return -1;
+    if (mapped && len)
+        munmap(buf, len);
+    else if (!mapped)
+        free(buf);
+}
+
+/* Parses the header of the file's bytes buf[0, len) into f, which takes
+ * buf (freed or unmapped by st_free, and on failure here). */
+static int parse_file(const char *path, unsigned char *buf, size_t len, int mapped,
+                      struct st_file *f, char *err, size_t errlen)
+{
     uint64_t hlen = 0;
     for (int b = 0; b < 8 && len >= 8; b++)
         hlen |= (uint64_t)buf[b] << (8 * b);
@@ -265,7 +272,7 @@ int st_read(const char *path, struct st_file *f, char *err, size_t errlen)
         why = "truncated: the header runs past the end of the file";
     if (why) {
         snprintf(err, errlen, "%s: %s", path, why);
-        free(buf);
+        release(buf, len, mapped);
         return -1;
     }
     json_error_t je;
@@ -277,7 +284,7 @@ int st_read(const char *path, struct st_file *f, char *err, size_t errlen)
             snprintf(err, errlen, "%s: corrupt header: %s (at byte %d)", path, je.text,
                      je.position);
         json_decref(root);
-        free(buf);
+        release(buf, len, mapped);
         return -1;
     }
     size_t cap = json_object_size(root);
@@ -334,16 +341,49 @@ int st_read(const char *path, struct st_file *f, char *err, size_t errlen)
         json_decref(root);
         free(ts);
         free(ranges);
-        free(buf);
+        release(buf, len, mapped);
         return -1;
     }
     json_decref(root);
     free(ranges);
     f->buf = buf;
     f->len = len;
+    f->mapped = mapped;
     f->tensors = ts;
     f->n = n;
     return 0;
+}
+
+int st_read(const char *path, struct st_file *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof(*f));
+    unsigned char *buf;
+    size_t len;
+    if (fio_read_file(path, &buf, &len, err, errlen))
+        return -1;
+    return parse_file(path, buf, len, 0, f, err, errlen);
+}
+
+int st_map(const char *path, struct st_file *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof(*f));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    size_t len = (size_t)sb.st_size;
+    void *p = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+    int saved = errno;
+    close(fd);
+    if (len && p == MAP_FAILED) {
+        snprintf(err, errlen, "%s: cannot map it: %s", path, strerror(saved));
+        return -1;
+    }
+    return parse_file(path, p, len, 1, f, err, errlen);
 }
 
 const struct st_tensor *st_find(const struct st_file *f, const char *name)
@@ -388,6 +428,30 @@ static size_t numel(const struct st_tensor *t)
     return n;
 }
 
+/* IEEE half precision to float, subnormals, infinities and NaN included. */
+static float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+    if (e == 0x1f) {
+        bits = sign | 0x7f800000u | mant << 13;
+    } else if (e) {
+        bits = sign | (e + 112) << 23 | mant << 13;
+    } else if (mant) {
+        /* subnormal: normalise the mantissa */
+        e = 113;
+        while (!(mant & 0x400)) {
+            mant <<= 1;
+            e--;
+        }
+        bits = sign | e << 23 | (mant & 0x3ff) << 13;
+    } else {
+        bits = sign;
+    }
+    float x;
+    memcpy(&x, &bits, 4);
+    return x;
+}
+
 /* Element i of a float tensor as a double; memcpy because a foreign
  * file's offsets need not be aligned. */
 static double element(const struct st_tensor *t, size_t i)
@@ -403,10 +467,23 @@ static double element(const struct st_tensor *t, size_t i)
         memcpy(&x, p + 8 * i, 8);
         return x;
     }
+    if (t->dtype == ST_F16)
+        return half_to_float((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
     uint32_t bits = ((uint32_t)p[2 * i] | ((uint32_t)p[2 * i + 1] << 8)) << 16;
     float x;
     memcpy(&x, &bits, 4);
     return x;
+}
+
+void st_to_f32(const struct st_tensor *t, size_t first, size_t n, float *dst)
+{
+    if (t->dtype == ST_F32) {
+        memcpy(dst, (const unsigned char *)t->data + 4 * first, 4 * n);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (float)element(t, first + i);
 }
 
 /* Copies a tensor into float or double storage (want), converting from
@@ -447,7 +524,7 @@ int st_get_f64(const struct st_file *f, const char *name, const int64_t *shape, 
 
 void st_free(struct st_file *f)
 {
-    free(f->buf);
+    release(f->buf, f->len, f->mapped);
     free(f->tensors);
     memset(f, 0, sizeof(*f));
 }

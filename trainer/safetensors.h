@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum st_dtype { ST_F32, ST_F64, ST_BF16, ST_I64 };
+enum st_dtype { ST_F32, ST_F64, ST_BF16, ST_I64, ST_F16 };
 
 struct st_tensor {
     char name[160];
@@ -22,15 +22,22 @@ struct st_tensor {
 int st_write(const char *path, const struct st_tensor *t, int n,
              const char *const *meta_kv, int n_meta, char *err, size_t errlen);
 
-/* A file read whole into memory, tensors looked up by name. */
+/* A file read whole into memory (or mapped), tensors looked up by name. */
 struct st_file {
     unsigned char *buf;
     size_t len;
+    int mapped;
     struct st_tensor *tensors;
     int n;
 };
 
 int st_read(const char *path, struct st_file *f, char *err, size_t errlen);
+/* The same with the file mapped instead of read: a pretrained model's
+ * shards, of which only the tensor being converted need be in memory. */
+int st_map(const char *path, struct st_file *f, char *err, size_t errlen);
+/* Elements [first, first + n) of a float tensor (any float dtype) as float;
+ * the caller has checked its dtype is not I64 and the range. */
+void st_to_f32(const struct st_tensor *t, size_t first, size_t n, float *dst);
 /* The tensor of that name, or NULL. */
 const struct st_tensor *st_find(const struct st_file *f, const char *name);
 /* Copies a tensor into dst as float or double (converting from any float

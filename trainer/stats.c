@@ -1,6 +1,7 @@
 #include "trainer/stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int stats_alloc(struct layer_stats *s, int n_layers)
@@ -39,6 +40,77 @@ void stats_activations(const struct model *m, struct layer_stats *s)
         if (l > 0)
             s->angular[l] = m->ops->angular_sum(m->stream[l - 1], m->stream[l], N, d) / N;
     }
+}
+
+int stats_heldout(struct model *m, const struct loader *val, int64_t tokens, struct layer_stats *s,
+                  int64_t *seen, char *err, size_t errlen)
+{
+    int L = m->cfg.n_layers, T = m->cfg.seq_len, d = m->cfg.dim;
+    int64_t seqs = (tokens + T - 1) / T;
+    if (seqs > val->n_chunks)
+        seqs = val->n_chunks;
+    size_t bt = (size_t)m->max_B * T;
+    double *sum = calloc((size_t)L + 1, sizeof(double)), *sq = calloc((size_t)L + 1, sizeof(double));
+    int32_t *tok = malloc(bt * sizeof(int32_t)), *tgt = malloc(bt * sizeof(int32_t));
+    int rc = -1;
+    if (seqs < 1)
+        snprintf(err, errlen, "no held-out sequence of %d tokens for the statistics", T);
+    else if (!sum || !sq || !tok || !tgt)
+        snprintf(err, errlen, "out of memory for the statistics of %d layers", L);
+    else
+        rc = 0;
+    *seen = 0;
+    for (int64_t q = 0; rc == 0 && q < seqs; q += m->max_B) {
+        int B = (int)(seqs - q < m->max_B ? seqs - q : m->max_B), N = B * T;
+        for (int b = 0; b < B; b++)
+            loader_chunk(val, q + b, tok + (size_t)b * T, tgt + (size_t)b * T);
+        model_forward(m, tok, tgt, B, 0);
+        size_t n = (size_t)N * d;
+        for (int l = 0; l <= L; l++) {
+            sum[l] += m->ops->act_sum(m->stream[l], n);
+            sq[l] += m->ops->act_sumsq(m->stream[l], n);
+            if (l > 0)
+                s->angular[l] += m->ops->angular_sum(m->stream[l - 1], m->stream[l], N, d);
+        }
+        *seen += N;
+    }
+    for (int l = 0; rc == 0 && l <= L; l++) {
+        double n = (double)*seen * d, mean = sum[l] / n;
+        s->out_var[l] = sq[l] / n - mean * mean;
+        s->out_rms[l] = sqrt(sq[l] / n);
+        if (l > 0)
+            s->angular[l] /= (double)*seen;
+    }
+    free(sum);
+    free(sq);
+    free(tok);
+    free(tgt);
+    return rc;
+}
+
+/* JSON has no inf or NaN: such a value is written as null. */
+static json_t *number(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+json_t *stats_to_json(const struct layer_stats *s, int64_t tokens)
+{
+    json_t *layers = json_array();
+    json_t *root = json_pack("{s:I, s:i, s:o}", "tokens", (json_int_t)tokens, "n_layers",
+                             s->n_layers, "layers", layers);
+    if (!root)
+        return NULL;
+    for (int l = 0; l <= s->n_layers; l++) {
+        json_t *row = json_pack("{s:i, s:o, s:o}", "layer", l, "out_var", number(s->out_var[l]),
+                                "out_rms", number(s->out_rms[l]));
+        if (!row || (l > 0 && json_object_set_new(row, "angular", number(s->angular[l]))) ||
+            json_array_append_new(layers, row)) {
+            json_decref(root);
+            return NULL;
+        }
+    }
+    return root;
 }
 
 void stats_grad_norms(const struct model *m, struct layer_stats *s, double clip_factor)

@@ -5,6 +5,11 @@
 #ifndef COD_STATS_H
 #define COD_STATS_H
 
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "trainer/dataloader.h"
 #include "trainer/model.h"
 
 struct layer_stats {
@@ -17,6 +22,17 @@ int stats_alloc(struct layer_stats *s, int n_layers);
 void stats_free(struct layer_stats *s);
 /* From the activations of the last forward (on the held-out batch). */
 void stats_activations(const struct model *m, struct layer_stats *s);
+/* The same three over the first ceil(tokens / seq_len) held-out
+ * sequences of val (cod-analyze stats: the paper's Figure 1 for any
+ * model): sums over every batch, so out_var is the variance of every
+ * element of the layer's output over all those tokens. *seen gets the
+ * tokens. 0, or -1 with err (no held-out sequence). */
+int stats_heldout(struct model *m, const struct loader *val, int64_t tokens, struct layer_stats *s,
+                  int64_t *seen, char *err, size_t errlen);
+/* {"tokens", "n_layers", "layers": [{"layer", "out_var", "out_rms", "angular"}, …]}
+ * from layer 0 (the embedding output, no angular) to L; NULL only on
+ * out-of-memory. */
+json_t *stats_to_json(const struct layer_stats *s, int64_t tokens);
 /* From m->grads after a backward, times the clip factor the update applied. */
 void stats_grad_norms(const struct model *m, struct layer_stats *s, double clip_factor);
 /* ‖w_after − w_before‖ / ‖w_after‖ per block, before being the weights

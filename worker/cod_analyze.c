@@ -1,50 +1,75 @@
-/* cod-analyze: the paper's analyses on any checkpoint, without a server:
- * layer pruning ΔP(ℓ) (trainer/prune.h), the angular distance matrix
- * (trainer/angular.h), and export to a Hugging Face LLaMA folder
- * (trainer/export_hf.h). Prints text tables and heat maps; --out writes
- * prune.json / angular.json, or the export folder. Sending the results to
- * the server as metrics belongs to cod-worker, which runs the same analyses
- * at the end of a job through trainer/train.c. */
+/* cod-analyze: the paper's analyses on any checkpoint, cod's own or a
+ * Hugging Face model folder (Llama 2 and 3, Mistral, Qwen2:
+ * trainer/hf_config.h), without a server: layer pruning ΔP(ℓ)
+ * (trainer/prune.h), the angular distance matrix (trainer/angular.h), the
+ * per-layer statistics of the residual stream (trainer/stats.h), the
+ * logits, and export of a cod checkpoint to a Hugging Face LLaMA folder
+ * (trainer/export_hf.h). The model runs forward only (no gradients, no
+ * optimizer state), in bf16 on CUDA. Prints text tables and heat maps;
+ * --out writes prune.json / angular.json / stats.json, or the export
+ * folder. Sending the results to the server as metrics belongs to
+ * cod-worker, which runs the same analyses at the end of a job through
+ * trainer/train.c. */
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "common/fileio.h"
+#include "common/path.h"
 #include "kernels/ops.h"
 #include "spec/spec.h"
 #include "trainer/angular.h"
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
 #include "trainer/export_hf.h"
+#include "trainer/hf_config.h"
+#include "trainer/hf_load.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
+#include "trainer/stats.h"
+#include "worker/device.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: cod-analyze prune|angular|export|logits CHECKPOINT_DIR [--val SHARDS]\n"
-            "                   [--tokens N]\n"
-            "                   [--out DIR] [--threads N]\n"
+            "usage: cod-analyze prune|angular|stats|logits|export DIR [--val SHARDS]\n"
+            "                   [--tokens N] [--out DIR] [--device cpu|cuda:N]\n"
+            "                   [--seq-len T] [--batch B] [--threads N]\n"
+            "DIR is a cod checkpoint (state.json, model.safetensors) or a Hugging Face model\n"
+            "folder (config.json of LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM;\n"
+            "model.safetensors or the shards of model.safetensors.index.json).\n"
             "  prune     held-out loss and perplexity with each block removed in turn, as\n"
             "            prune/delta_loss and prune/delta_ppl per layer (paper's ΔP(l))\n"
             "  angular   angular distance d(l, n) between the input of block l and that of\n"
             "            block l+n, averaged over every token, and its row-scaled form\n"
-            "  export    a Hugging Face LLaMA folder (config.json, model.safetensors) in --out;\n"
-            "            refused for variants stock LLaMA cannot express\n"
+            "  stats     per layer: out_var and out_rms of the residual stream, and the\n"
+            "            angular distance each block moves it (paper's Figure 1)\n"
             "  logits    the model's logits on the first held-out sequences, fp32, as a NumPy\n"
             "            file [sequences, seq_len, vocab] in --out (for checking an export)\n"
-            "  --val SHARDS  validation shards (glob); default: the checkpoint spec's data.val\n"
-            "  --tokens N    held-out tokens (default 262144 for prune, 65536 for angular,\n"
-            "                one sequence's for logits)\n"
-            "  --out DIR     write prune.json / angular.json there (export: the folder;\n"
-            "                logits: the .npy file)\n"
+            "  export    a cod checkpoint as a Hugging Face LLaMA folder (config.json,\n"
+            "            model.safetensors) in --out; refused for variants stock LLaMA\n"
+            "            cannot express\n"
+            "  --val SHARDS  held-out token shards (glob), tokenized with the model's own\n"
+            "                tokenizer; default: a checkpoint spec's data.val (a Hugging Face\n"
+            "                folder needs it)\n"
+            "  --tokens N    held-out tokens (default 262144 for prune, 65536 for angular and\n"
+            "                stats, one sequence's for logits)\n"
+            "  --out DIR     write prune.json / angular.json / stats.json there (export: the\n"
+            "                folder; logits: the .npy file)\n"
+            "  --device D    cpu (fp32) or cuda:N (bf16); default cpu\n"
+            "  --seq-len T   tokens a sequence (default: a checkpoint's train.seq_len; a\n"
+            "                Hugging Face model's max_position_embeddings, at most 2048)\n"
+            "  --batch B     sequences a forward pass (default: a checkpoint's\n"
+            "                train.micro_batch; else 8192 tokens' worth)\n"
             "exit status: 0 done, 1 failed, 2 bad usage or bad checkpoint\n");
 }
 
@@ -129,6 +154,29 @@ static void print_angular(const struct angular_result *r)
     }
 }
 
+static void print_stats(const struct layer_stats *s, int64_t tokens)
+{
+    int L = s->n_layers;
+    double top = 0;
+    for (int l = 0; l <= L; l++)
+        top = fmax(top, s->out_var[l]);
+    printf("per-layer statistics over %lld tokens (layer 0: the embedding output;\n"
+           "angular: the distance block l moves the stream, arccos(cos)/pi)\n\n",
+           (long long)tokens);
+    printf("%5s  %12s  %12s  %8s  %s\n", "layer", "out_var", "out_rms", "angular", "out_var");
+    for (int l = 0; l <= L; l++) {
+        int bar = top > 0 && isfinite(s->out_var[l]) ? (int)lround(40 * s->out_var[l] / top) : 0;
+        printf("%5d  %12.6g  %12.6g  ", l, s->out_var[l], s->out_rms[l]);
+        if (l)
+            printf("%8.4f  ", s->angular[l]);
+        else
+            printf("%8s  ", "");
+        for (int k = 0; k < bar; k++)
+            putchar('#');
+        putchar('\n');
+    }
+}
+
 /* A NumPy .npy file (format 1.0) of float32 [a, b, c]. */
 static int write_npy(const char *path, const real *x, long long a, long long b, long long c,
                      char *err, size_t errlen)
@@ -198,107 +246,239 @@ out:
     return rc;
 }
 
-/* prune, angular or logits: the checkpoint's model over held-out shards. */
-static int analyse(const char *cmd, const char *ckpt, const struct job_spec *s, const char *val,
-                   long long tokens, const char *out)
+/* What a directory holds, made into a model's config. */
+struct source {
+    int hf;                     /* a Hugging Face folder, else a cod checkpoint */
+    struct job_spec spec;
+    struct hf_config h;
+    struct model_config mc;
+    const char *val;
+    char what[256];
+};
+
+static int open_source(const char *dir, struct source *src, const char *val, int T, int B,
+                       int *max_B, char *err, size_t errlen)
+{
+    char path[4400];
+    memset(src, 0, sizeof(*src));
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/state.json", dir))
+        return -1;
+    if (access(path, F_OK) == 0) {
+        if (load_spec(dir, &src->spec, err, errlen))
+            return -1;
+        const struct job_spec *s = &src->spec;
+        src->mc = (struct model_config){.dim = s->model.dim, .n_layers = s->model.n_layers,
+                                        .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
+                                        .vocab = s->model.vocab,
+                                        .seq_len = T ? T : s->train.seq_len, .norm = s->norm,
+                                        .rope_theta = 10000, .norm_eps = 1e-6,
+                                        .forward_only = 1};
+        *max_B = B ? B : s->train.micro_batch;
+        src->val = val ? val : s->val_glob;
+        snprintf(src->what, sizeof src->what, "norm %s", s->norm.name);
+        return 0;
+    }
+    if (path_fmt(path, sizeof(path), err, errlen, "%s/config.json", dir))
+        return -1;
+    if (access(path, F_OK) != 0) {
+        snprintf(err, errlen, "%s: neither a cod checkpoint (no state.json) nor a Hugging Face "
+                              "model folder (no config.json)", dir);
+        return -1;
+    }
+    src->hf = 1;
+    if (hf_config_read(dir, &src->h, err, errlen))
+        return -1;
+    if (!val) {
+        snprintf(err, errlen, "%s is a Hugging Face model folder: --val names its held-out "
+                              "shards (cod-prep --tokenizer hf with the model's tokenizer.json)",
+                 dir);
+        return -1;
+    }
+    if (!T)
+        T = src->h.max_pos && src->h.max_pos < 2048 ? src->h.max_pos : 2048;
+    if (hf_config_check_seq_len(&src->h, T, err, errlen))
+        return -1;
+    hf_model_config(&src->h, T, &src->mc);
+    *max_B = B ? B : (8192 + T - 1) / T;
+    src->val = val;
+    snprintf(src->what, sizeof src->what, "%s%s%s%s", src->h.arch,
+             src->h.n_kv_heads != src->h.n_heads ? ", grouped-query" : "",
+             src->h.tied ? ", tied embeddings" : "", src->h.llama3_rope ? ", llama3 RoPE" : "");
+    return 0;
+}
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The memory the model asked of the backend, weights apart from the rest. */
+static void print_memory(const struct model *m, const char *device)
+{
+    const struct ops *o = m->ops;
+    double mib = 1 << 20;
+    double weights = (double)m->n_real * sizeof(real) +
+                     (o->act_is_real ? 0 : (double)m->n_params * o->act_bytes);
+    printf("model: %.2f M parameters; on %s %.1f MiB: weights %.1f MiB (%s), activations "
+           "%.1f MiB for %d × %d tokens\n",
+           (double)m->n_weights / 1e6, device, (double)m->bytes / mib, weights / mib,
+           o->act_is_real ? (sizeof(real) == 4 ? "fp32" : "fp64") : "bf16",
+           ((double)m->bytes - weights) / mib, m->max_B, m->cfg.seq_len);
+}
+
+/* prune, angular, stats or logits: the model over held-out shards. */
+static int analyse(const char *cmd, const char *dir, const struct ops *ops, const char *device,
+                   const char *val, int T, int B, long long tokens, const char *out)
 {
     char err[8192];
+    struct source src;
     struct model m;
+    memset(&m, 0, sizeof(m));
     struct loader v;
     memset(&v, 0, sizeof(v));
-    struct model_config c = {.dim = s->model.dim, .n_layers = s->model.n_layers,
-                             .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
-                             .vocab = s->model.vocab, .seq_len = s->train.seq_len,
-                             .norm = s->norm, .rope_theta = 10000, .norm_eps = 1e-6};
-    if (model_create(&m, &ops_cpu, &c, s->train.micro_batch, err, sizeof(err))) {
-        fprintf(stderr, "cod-analyze: %s\n", err);
-        return EXIT_FAILED;
-    }
-    int rc = EXIT_USAGE;
-    if (checkpoint_load_weights(ckpt, &m, err, sizeof(err)))
+    int max_B = 0, rc = EXIT_USAGE;
+    if (open_source(dir, &src, val, T, B, &max_B, err, sizeof(err)))
         goto out;
     rc = EXIT_FAILED;
-    if (loader_open(&v, val, s->train.seq_len, s->train.seed, err, sizeof(err)))
+    if (model_create(&m, ops, &src.mc, max_B, err, sizeof(err)))
         goto out;
-    if (loader_max_token(&v) >= (uint32_t)s->model.vocab) {
-        snprintf(err, sizeof(err), "%s: token %u is outside the model's vocabulary of %d", val,
-                 loader_max_token(&v), s->model.vocab);
+    print_memory(&m, device);
+    if (hf_load_weights(dir, &m, err, sizeof(err)))
+        goto out;
+    T = src.mc.seq_len;
+    if (loader_open(&v, src.val, T, 0, err, sizeof(err)))
+        goto out;
+    if (loader_max_token(&v) >= (uint32_t)src.mc.vocab) {
+        snprintf(err, sizeof(err), "%s: token %u is outside the model's vocabulary of %d",
+                 src.val, loader_max_token(&v), src.mc.vocab);
         goto out;
     }
-    printf("%s: %s, norm %s, %d layers, dim %d; held-out %s\n", cmd, ckpt, s->norm.name,
-           s->model.n_layers, s->model.dim, val);
+    printf("%s: %s (%s), %d layers, dim %d; held-out %s, sequences of %d\n", cmd, dir, src.what,
+           src.mc.n_layers, src.mc.dim, src.val, T);
+    fflush(stdout);
+    double t0 = seconds();
+    long long passes = 1, seen = 0;
     if (!strcmp(cmd, "logits")) {
         if (logits(&m, &v, tokens, out, err, sizeof(err)))
             goto out;
+        seen = (tokens + T - 1) / T * T;
     } else if (!strcmp(cmd, "prune")) {
         struct prune_result r;
         if (prune_run(&m, &v, tokens, &r, err, sizeof(err)))
             goto out;
         print_prune(&r);
+        seen = r.tokens;
+        passes = r.n_layers + 1;
         int bad = out && write_json(prune_to_json(&r), out, "prune.json", err, sizeof(err));
         prune_free(&r);
         if (bad)
             goto out;
-    } else {
+    } else if (!strcmp(cmd, "angular")) {
         struct angular_result r;
         if (angular_run(&m, &v, tokens, &r, err, sizeof(err)))
             goto out;
         print_angular(&r);
+        seen = r.tokens;
         int bad = out && write_json(angular_to_json(&r), out, "angular.json", err, sizeof(err));
         angular_free(&r);
         if (bad)
             goto out;
+    } else {
+        struct layer_stats s;
+        int64_t n = 0;
+        if (stats_alloc(&s, src.mc.n_layers)) {
+            snprintf(err, sizeof(err), "out of memory");
+            goto out;
+        }
+        int bad = stats_heldout(&m, &v, tokens, &s, &n, err, sizeof(err));
+        if (!bad)
+            print_stats(&s, n);
+        bad = bad || (out && write_json(stats_to_json(&s, n), out, "stats.json", err,
+                                        sizeof(err)));
+        stats_free(&s);
+        seen = n;
+        if (bad)
+            goto out;
     }
+    if (ops->error(err, sizeof(err)))
+        goto out;
+    double dt = seconds() - t0;
+    printf("%s: %lld tokens × %lld forward pass%s in %.2f s: %.0f tokens/s\n", cmd, seen, passes,
+           passes == 1 ? "" : "es", dt, dt > 0 ? (double)(seen * passes) / dt : 0);
     rc = EXIT_OK;
 out:
     if (rc != EXIT_OK)
         fprintf(stderr, "cod-analyze: %s\n", err);
     loader_close(&v);
-    model_destroy(&m);
+    if (m.ops)
+        model_destroy(&m);
+    hf_config_free(&src.h);
     return rc;
+}
+
+static int positive(const char *flag, const char *s, long long *out)
+{
+    char *end;
+    *out = strtoll(s, &end, 10);
+    if (*end || *out <= 0 || *out > 1 << 30) {
+        fprintf(stderr, "cod-analyze: %s %s: expected a positive integer\n", flag, s);
+        return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    const char *cmd = NULL, *ckpt = NULL, *val = NULL, *out = NULL;
-    long long tokens = 0;
+    const char *cmd = NULL, *dir = NULL, *val = NULL, *out = NULL, *device = "cpu";
+    long long tokens = 0, T = 0, B = 0;
     int threads = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        char *end;
-        if (!strcmp(a, "--val") && i + 1 < argc)
+        int more = i + 1 < argc;
+        if (!strcmp(a, "--val") && more)
             val = argv[++i];
-        else if (!strcmp(a, "--out") && i + 1 < argc)
+        else if (!strcmp(a, "--out") && more)
             out = argv[++i];
-        else if (!strcmp(a, "--tokens") && i + 1 < argc) {
-            tokens = strtoll(argv[++i], &end, 10);
-            if (*end || tokens <= 0) {
-                fprintf(stderr, "cod-analyze: --tokens %s: expected a positive integer\n", argv[i]);
+        else if (!strcmp(a, "--device") && more)
+            device = argv[++i];
+        else if (!strcmp(a, "--tokens") && more) {
+            if (positive(a, argv[++i], &tokens))
                 return EXIT_USAGE;
-            }
-        } else if (!strcmp(a, "--threads") && i + 1 < argc)
+        } else if (!strcmp(a, "--seq-len") && more) {
+            if (positive(a, argv[++i], &T))
+                return EXIT_USAGE;
+        } else if (!strcmp(a, "--batch") && more) {
+            if (positive(a, argv[++i], &B))
+                return EXIT_USAGE;
+        } else if (!strcmp(a, "--threads") && more)
             threads = atoi(argv[++i]);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return EXIT_OK;
         } else if (a[0] != '-' && !cmd)
             cmd = a;
-        else if (a[0] != '-' && !ckpt)
-            ckpt = a;
+        else if (a[0] != '-' && !dir)
+            dir = a;
         else {
             fprintf(stderr, "cod-analyze: unexpected argument '%s'\n", a);
             usage(stderr);
             return EXIT_USAGE;
         }
     }
-    if (!cmd || !ckpt) {
+    if (!cmd || !dir) {
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (strcmp(cmd, "prune") && strcmp(cmd, "angular") && strcmp(cmd, "export") &&
-        strcmp(cmd, "logits")) {
+    static const char *const cmds[] = {"prune", "angular", "stats", "logits", "export"};
+    int known = 0;
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
+        known |= !strcmp(cmd, cmds[k]);
+    if (!known) {
         fprintf(stderr,
-                "cod-analyze: unknown analysis '%s' (expected prune, angular, export or logits)\n",
+                "cod-analyze: unknown analysis '%s' (expected prune, angular, stats, logits or "
+                "export)\n",
                 cmd);
         return EXIT_USAGE;
     }
@@ -310,21 +490,26 @@ int main(int argc, char **argv)
     if (threads > 0)
         omp_set_num_threads(threads);
     char err[8192];
-    struct job_spec s;
-    if (load_spec(ckpt, &s, err, sizeof(err))) {
-        fprintf(stderr, "cod-analyze: %s\n", err);
-        return EXIT_USAGE;
-    }
     if (!strcmp(cmd, "export")) {
-        if (export_hf(ckpt, &s, out, err, sizeof(err))) {
+        struct job_spec s;
+        if (load_spec(dir, &s, err, sizeof(err))) {
+            fprintf(stderr, "cod-analyze: %s\n", err);
+            return EXIT_USAGE;
+        }
+        if (export_hf(dir, &s, out, err, sizeof(err))) {
             fprintf(stderr, "cod-analyze: %s\n", err);
             return EXIT_FAILED;
         }
-        printf("exported %s (norm %s) to %s/{config.json,model.safetensors}\n", ckpt, s.norm.name,
+        printf("exported %s (norm %s) to %s/{config.json,model.safetensors}\n", dir, s.norm.name,
                out);
         return EXIT_OK;
     }
+    const struct ops *ops;
+    if (device_backend(device, &ops, err, sizeof(err))) {
+        fprintf(stderr, "cod-analyze: %s\n", err);
+        return EXIT_USAGE;
+    }
     if (!tokens)
         tokens = !strcmp(cmd, "prune") ? 262144 : !strcmp(cmd, "logits") ? 1 : 65536;
-    return analyse(cmd, ckpt, &s, val ? val : s.val_glob, tokens, out);
+    return analyse(cmd, dir, ops, device, val, (int)T, (int)B, tokens, out);
 }

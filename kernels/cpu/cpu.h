@@ -59,6 +59,8 @@ void cpu_attention_bwd(act *dqkv, const act *dout, const act *out, real *state, 
 void cpu_swiglu_fwd(act *h, const act *gu, int N, int f);
 void cpu_swiglu_bwd(act *dgu, act *h, const act *dh, const act *gu, int N, int f);
 void cpu_axpby(act *y, real a, const act *x, real b, size_t n);
+void cpu_bias_add(act *y, const real *bias, int N, int d);
+void cpu_repeat_kv(act *out, const act *in, int N, int nh, int nkv, int hd);
 void cpu_chscale_fwd(act *out, const act *in, const real *lam, int N, int d, int c);
 void cpu_chscale_bwd(act *din, real *dlam, const act *dout, const act *in, const real *lam, int N,
                      int d, int c);

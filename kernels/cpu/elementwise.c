@@ -31,3 +31,11 @@ void cpu_chscale_bwd(act *din, real *dlam, const act *dout, const act *in, const
     else
         cpu_colsum_accumulate(dlam, AC(dout), AC(in), NULL, 1, N, d);
 }
+
+void cpu_bias_add(act *y, const real *bias, int N, int d)
+{
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; n++)
+        for (int j = 0; j < d; j++)
+            A(y)[(size_t)n * d + j] += bias[j];
+}

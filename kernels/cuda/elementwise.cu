@@ -1,5 +1,6 @@
 /* Elementwise ops on bf16 with fp32 arithmetic: axpby, the master weights'
- * bf16 copy, and the channel scales of LayerScale and SkipInit. Grid-stride
+ * bf16 copy, and the channel scales of LayerScale and SkipInit, the q/k/v biases and
+ * grouped-query attention's repeated K and V heads. Grid-stride
  * loops, eight elements per step where rows allow (vec.cuh). */
 #include "kernels/cuda/check.h"
 #include "kernels/cuda/internal.h"
@@ -69,4 +70,40 @@ void cuda_chscale_bwd(act *din, real *dlam, const act *dout, const act *in, cons
         cuda_dot_accumulate(dlam, BFC(dout), BFC(in), n, "chscale_bwd");
     else
         cuda_colsum_accumulate(dlam, BFC(dout), BFC(in), NULL, 1, N, d, "chscale_bwd");
+}
+
+static __global__ void bias_add_kernel(bf16 *y, const float *bias, int d, size_t n)
+{
+    GRID_STRIDE(i, n) y[i] = __float2bfloat16_rn(__bfloat162float(y[i]) + bias[i % d]);
+}
+
+void cuda_bias_add(act *y, const real *bias, int N, int d)
+{
+    size_t n = (size_t)N * d;
+    bias_add_kernel<<<cuda_blocks(n), CUDA_THREADS>>>(BF(y), bias, d, n);
+    LAUNCH_CHECK("bias_add");
+}
+
+/* one thread an element of out's rows [q | k | v], nh heads each */
+static __global__ void repeat_kv_kernel(bf16 *out, const bf16 *in, int nh, int nkv, int hd,
+                                        size_t n)
+{
+    size_t qd = (size_t)nh * hd, kvd = (size_t)nkv * hd, win = qd + 2 * kvd;
+    int rep = nh / nkv;
+    GRID_STRIDE(i, n)
+    {
+        size_t row = i / (3 * qd), col = i % (3 * qd), part = col / qd, c = col % qd, src;
+        if (part == 0)
+            src = c;
+        else
+            src = qd + (part - 1) * kvd + (c / hd / rep) * hd + c % hd;
+        out[i] = in[row * win + src];
+    }
+}
+
+void cuda_repeat_kv(act *out, const act *in, int N, int nh, int nkv, int hd)
+{
+    size_t n = (size_t)N * 3 * nh * hd;
+    repeat_kv_kernel<<<cuda_blocks(n), CUDA_THREADS>>>(BF(out), BFC(in), nh, nkv, hd, n);
+    LAUNCH_CHECK("repeat_kv");
 }

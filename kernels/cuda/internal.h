@@ -68,6 +68,8 @@ void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state,
 void cuda_swiglu_fwd(act *h, const act *gu, int N, int f);
 void cuda_swiglu_bwd(act *dgu, act *h, const act *dh, const act *gu, int N, int f);
 void cuda_axpby(act *y, real a, const act *x, real b, size_t n);
+void cuda_bias_add(act *y, const real *bias, int N, int d);
+void cuda_repeat_kv(act *out, const act *in, int N, int nh, int nkv, int hd);
 void cuda_to_act(act *dst, const real *src, size_t n);
 void cuda_chscale_fwd(act *out, const act *in, const real *lam, int N, int d, int c);
 void cuda_chscale_bwd(act *din, real *dlam, const act *dout, const act *in, const real *lam,

@@ -359,6 +359,20 @@ static void elementwise(void)
         SAME(dlam, FP32, c == 1 ? "chscale_bwd dlam scalar" : "chscale_bwd dlam");
         drop(&in), drop(&lam), drop(&out), drop(&dout), drop(&din), drop(&dlam);
     }
+    {
+        /* Qwen2's q/k/v biases, then grouped-query attention's repeat (2 of 6 heads) */
+        int nh = 6, nkv = 2, hd = 16, w = (nh + 2 * nkv) * hd;
+        struct t3 qkv = make((size_t)N * w, 1), bias = make_real((size_t)w, 1),
+                  wide = poisoned((size_t)N * 3 * nh * hd);
+        C->bias_add(qkv.c, bias.c, N, w);
+        G->bias_add(qkv.g, bias.g, N, w);
+        SAME(qkv, ROUND1, "bias_add");
+        push(&qkv); /* the same bf16 values on both sides again */
+        C->repeat_kv(wide.c, qkv.c, N, nh, nkv, hd);
+        G->repeat_kv(wide.g, qkv.g, N, nh, nkv, hd);
+        SAME(wide, 1e-30, "repeat_kv");
+        drop(&qkv), drop(&bias), drop(&wide);
+    }
     struct t3 z = poisoned(n), master = make_real(n, 3);
     C->copy_act(z.c, x.c, n);
     G->copy_act(z.g, x.g, n);

@@ -1,8 +1,10 @@
 /* safetensors: a round trip of every dtype with metadata, the file layout
- * byte for byte (so that other readers accept it), atomic replacement, and
+ * byte for byte (so that other readers accept it), atomic replacement, fp16
+ * widened exactly, and
  * clear errors for corrupt headers, truncated files, bad offsets, missing
  * tensors and wrong shapes. */
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,7 +287,7 @@ static void test_corrupt(void)
     float four[4] = {1, 2, 3, 4};
     write_raw(p, "[1,2]", NULL, 0);
     expect_read_error(p, "not a JSON object");
-    write_raw(p, "{\"t\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[0,4]}}", four, 4);
+    write_raw(p, "{\"t\":{\"dtype\":\"F8_E4M3\",\"shape\":[2],\"data_offsets\":[0,2]}}", four, 2);
     expect_read_error(p, "unsupported dtype");
     write_raw(p, "{\"t\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,12]}}", four, 12);
     expect_read_error(p, "does not match");
@@ -350,6 +352,33 @@ static void test_truncated(void)
     CHECK(st_read(p, &f, err, sizeof(err)) == -1 && strstr(err, p), "missing file: %s", err);
 }
 
+/* fp16, as pretrained models ship it: normal, negative, subnormal, zero,
+ * infinite values widened exactly; mapped as well as read */
+static void test_f16(void)
+{
+    char p[256];
+    snprintf(p, sizeof(p), "%s/f16.safetensors", dir);
+    const uint16_t h[6] = {0x3c00, 0xc100, 0x0001, 0x8000, 0x7c00, 0x3555};
+    const float want[6] = {1.0f, -2.5f, 5.9604645e-8f, -0.0f, INFINITY, 0.33325195f};
+    write_raw(p, "{\"t\":{\"dtype\":\"F16\",\"shape\":[6],\"data_offsets\":[0,12]}}", h, 12);
+    for (int mapped = 0; mapped < 2; mapped++) {
+        struct st_file f;
+        char err[512];
+        float got[6];
+        int64_t shape[1] = {6};
+        int rc = mapped ? st_map(p, &f, err, sizeof(err)) : st_read(p, &f, err, sizeof(err));
+        CHECK(rc == 0, "%s", err);
+        if (rc)
+            continue;
+        CHECK(st_get_f32(&f, "t", shape, 1, got, err, sizeof(err)) == 0, "%s", err);
+        for (int i = 0; i < 6; i++)
+            CHECK(got[i] == want[i] && signbit(got[i]) == signbit(want[i]),
+                  "element %d: %g, expected %g", i, got[i], want[i]);
+        st_free(&f);
+    }
+    unlink(p);
+}
+
 static void test_wrong_shape(void)
 {
     char p[256], err[512];
@@ -391,6 +420,7 @@ int main(void)
     RUN(test_atomic);
     RUN(test_corrupt);
     RUN(test_truncated);
+    RUN(test_f16);
     RUN(test_wrong_shape);
     if (rmdir(dir) != 0)
         perror(dir);
