@@ -71,7 +71,7 @@ echo "== cod-server on loopback (bench_server: GET/s and latency at 32 connectio
 # its own database and tiny shards in a temporary folder; requests not logged
 sd=$(mktemp -d /tmp/cod-bench-server-XXXXXX)
 head -c 30000 /dev/urandom | base64 > "$sd/text.txt"
-bin/cod-prep --tokenizer bytes --out "$sd/data" "$sd/text.txt" >/dev/null 2>&1
+bin/cod-prep --tokenizer bytes --val-fraction 0 --out "$sd/data" "$sd/text.txt" >/dev/null 2>&1
 printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "resources": {"device": "cpu"}}' "$sd" "$sd" > "$sd/spec.json"
 server_up
 build/bench/bench_server "$port" "$sd/spec.json" 10 | tee "$out/server.txt"
