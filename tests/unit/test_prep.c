@@ -717,6 +717,20 @@ static void test_split_paragraphs(void)
         else
             CHECK(!whole, "paragraph %d (%zu bytes) was not cut", p, strlen(paras[p]));
     }
+    /* greedy: a piece ends only where the next paragraph of its document
+     * would take it past N (separators are 2 to 5 bytes) */
+    for (size_t i = 0; i + 1 < out.n; i++) {
+        int da, pa, db, pb;
+        if (sscanf(out.v[i], "P%d_%d", &da, &pa) != 2 || sscanf(out.v[i + 1], "P%d_%d", &db, &pb) != 2 || db != da)
+            continue;
+        int k = 0;
+        while (k < np && strncmp(paras[k], out.v[i + 1], strlen(paras[k])) != 0)
+            k++;
+        if (k == np || strlen(paras[k]) > N)
+            continue;
+        CHECK(strlen(out.v[i]) + 5 + strlen(paras[k]) > N, "piece %zu (%zu bytes) ended before paragraph %d (%zu)", i,
+              strlen(out.v[i]), k, strlen(paras[k]));
+    }
     docs_free(&out);
     /* a document within N is left as it was */
     const char *small[] = {at("small.txt")};
