@@ -6,7 +6,9 @@
 #     same shapes, measured in the same process; and its peak memory.
 #  2. layer/out_var by layer for pre and lns on a 12-layer small model after
 #     a short run on the default corpus (bytes).
-#  3. tokenizer throughput (bench_tokenize), when built.
+#  3. tokenizer throughput (bench_tokenize), when built; cod-prep end to
+#     end on every core, the default corpus as text files against the same
+#     documents as .jsonl.zst and .jsonl.xz (bench_prep).
 #  4. cod-worker: submission to first update, tokens/s against cod-train
 #     (bench_worker.sh).
 #  5. cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server);
@@ -51,6 +53,11 @@ if [ -x build/bench/bench_tokenize ]; then
     echo
     echo "== tokenizer throughput =="
     build/bench/bench_tokenize | tee "$out/tokenize.txt"
+fi
+if [ -x build/bench/bench_prep ]; then
+    echo
+    echo "== cod-prep: text files against JSON lines (.jsonl.zst, .jsonl.xz), gpt2, every core =="
+    build/bench/bench_prep | tee "$out/prep.txt"
 fi
 
 echo
