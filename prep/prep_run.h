@@ -54,7 +54,7 @@ struct prep_opts {
     int64_t shard_tokens;
     int threads;                  /* 0: all OpenMP threads */
     int verify;                   /* decode every document again and compare */
-    int progress;                 /* 1: progress bar on stderr */
+    int progress;                 /* 1: a progress bar on stderr; 0: none; -1 (default): when stderr is a terminal */
     size_t chunk_bytes;           /* 0: default; a long document is cut near this size to spread over threads */
     size_t batch_bytes;           /* 0: default; text taken per round */
     size_t block_bytes;           /* 0: default; JSON lines read per block */
