@@ -428,8 +428,9 @@ static int run_inputs(struct run *r, char *err, size_t errlen)
     size_t batch = o->batch_bytes ? o->batch_bytes : (size_t)(r->threads > 2 ? r->threads : 2) * (4u << 20);
     size_t block = o->block_bytes ? o->block_bytes : 1u << 20;
     int readers = r->threads < 8 ? r->threads : 8;
-    /* each file in flight may hold a few blocks ahead */
-    struct reader *rd = reader_start(&r->in, readers, block, 4 * block, err, errlen);
+    /* each file in flight may hold a few blocks ahead, the one being taken
+     * from a whole batch: a large file decompresses while the last batch encodes */
+    struct reader *rd = reader_start(&r->in, readers, block, 4 * block, batch, err, errlen);
     if (!rd)
         return -1;
     size_t cap = 64;

@@ -22,7 +22,7 @@ struct slot {
 struct reader {
     const struct input_list *in;
     int threads;
-    size_t block_bytes, queue_bytes;
+    size_t block_bytes, queue_bytes, lead_bytes;
     pthread_mutex_t mu;
     pthread_cond_t more, room;
     size_t next_claim, cur;
@@ -44,7 +44,7 @@ void block_free(struct block *b)
 static int push(struct reader *r, struct slot *s, struct block *b)
 {
     pthread_mutex_lock(&r->mu);
-    while (!r->stop && s->bytes >= r->queue_bytes)
+    while (!r->stop && s->bytes >= (s->file == r->cur ? r->lead_bytes : r->queue_bytes))
         pthread_cond_wait(&r->room, &r->mu);
     int stop = r->stop;
     if (!stop) {
@@ -196,7 +196,7 @@ static void *reader_thread(void *arg)
 }
 
 struct reader *reader_start(const struct input_list *in, int threads, size_t block_bytes, size_t queue_bytes,
-                            char *err, size_t errlen)
+                            size_t lead_bytes, char *err, size_t errlen)
 {
     struct reader *r = calloc(1, sizeof(*r));
     if (threads < 1)
@@ -217,7 +217,8 @@ struct reader *reader_start(const struct input_list *in, int threads, size_t blo
         return NULL;
     }
     *r = (struct reader){.in = in, .threads = threads, .block_bytes = block_bytes, .queue_bytes = queue_bytes,
-                         .slots = r->slots, .tids = r->tids};
+                         .lead_bytes = lead_bytes > queue_bytes ? lead_bytes : queue_bytes, .slots = r->slots,
+                         .tids = r->tids};
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->more, NULL);
     pthread_cond_init(&r->room, NULL);

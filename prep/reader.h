@@ -9,7 +9,8 @@
  * comes whole, as one block. Every file ends with a block marked last,
  * which carries the stored file's SHA-256 (it may be empty). Memory: at
  * most `threads` files are open, and each holds at most queue_bytes of
- * blocks not yet taken, plus the one block being cut. */
+ * blocks not yet taken (the file being taken from: lead_bytes, so that
+ * one large file is read a batch ahead), plus the one block being cut. */
 #ifndef COD_PREP_READER_H
 #define COD_PREP_READER_H
 
@@ -36,7 +37,7 @@ struct reader;
 /* Starts reading in (which must outlive the reader). NULL with err when
  * out of memory or a thread cannot start. */
 struct reader *reader_start(const struct input_list *in, int threads, size_t block_bytes, size_t queue_bytes,
-                            char *err, size_t errlen);
+                            size_t lead_bytes, char *err, size_t errlen);
 /* The next block in order (free it with block_free). NULL at the end
  * (err empty) or when a file could not be read (err names it and the
  * fault; the blocks before it have come). */

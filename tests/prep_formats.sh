@@ -133,7 +133,7 @@ let bytes = 0, i = 0;
 const w = process.stdout;
 (function go() {
     while (bytes < 300e6) {
-        const s = JSON.stringify({id: i, text: "Document " + i + ". " + base.repeat(1 + i % 9) + "It ends, " + i + "."}) + "\n";
+        const s = JSON.stringify({id: i, text: "Document " + i + ". " + base.repeat(10 + i % 30) + "It ends, " + i + "."}) + "\n";
         bytes += s.length; i++;
         if (!w.write(s)) return w.once("drain", go);
     }
