@@ -26,9 +26,16 @@ MAINS    = worker/cod_train.c worker/cod_analyze.c worker/cod_worker.c prep/cod_
 COMMON_SRC = $(filter-out $(CLIENT_SRC),$(wildcard common/*.c))
 SPEC_SRC   = $(wildcard spec/*.c)
 CORE_SRC = $(wildcard kernels/*.c) $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
-PREP_SRC = $(filter-out $(MAINS),$(wildcard prep/*.c))
-LIB_SRC  = $(COMMON_SRC) $(SPEC_SRC) $(CORE_SRC) $(PREP_SRC)
-LIB_LIBS = -lopenblas -ljansson -lpcre2-8 -licuuc -lcrypto -lm -fopenmp -lpthread
+LIB_SRC  = $(COMMON_SRC) $(SPEC_SRC) $(CORE_SRC)
+LIB_LIBS = -lopenblas -ljansson -lcrypto -lm -fopenmp -lpthread
+# cod-prep's own code: the tokenizers and the readers of its inputs, linked
+# into cod-prep, its tests and the tokenizer benchmarks only, so that the
+# trainer's programs load none of its libraries. prep/sentencepiece.cc is
+# C++ because libsentencepiece has no C interface (prep/sentencepiece.h).
+PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c))
+PREP_CXX  = $(wildcard prep/*.cc)
+PREP_LIBS = -ljansson -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++ -lm -fopenmp -lpthread
+CXXFLAGS_BASE = -std=c++17 -D_GNU_SOURCE $(WARN) -I. -MMD -MP
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
 # the trainer, the kernels or the tokenizers (no OpenBLAS, no OpenMP).
@@ -46,6 +53,8 @@ BENCH_SRC= $(wildcard bench/bench_*.c)
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 REL_LIB   = $(call obj,rel,$(LIB_SRC))
 SAN_LIB   = $(call obj,san,$(LIB_SRC))
+REL_PREP  = $(call obj,rel,$(PREP_SRC) $(COMMON_SRC)) $(patsubst %.cc,build/rel/%.o,$(PREP_CXX))
+SAN_PREP  = $(call obj,san,$(PREP_SRC)) $(patsubst %.cc,build/san/%.o,$(PREP_CXX))
 SAN64_LIB = $(call obj,san64,$(LIB_SRC))
 REL_SERVER = $(call obj,rel,$(SERVER_SRC) $(SPEC_SRC) $(COMMON_SRC))
 SAN_SERVER = $(call obj,san,$(SERVER_SRC))
@@ -95,9 +104,9 @@ bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC) common/path.c common/fileio.c)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ -ljansson -lm $(CLIENT_LIBS)
 
-bin/cod-prep: build/rel/prep/cod_prep.o $(REL_LIB)
+bin/cod-prep: build/rel/prep/cod_prep.o $(REL_PREP)
 	@mkdir -p bin
-	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(PREP_LIBS)
 
 bin/cod-server: build/rel/daemon/main.o $(REL_SERVER)
 	@mkdir -p bin
@@ -135,6 +144,14 @@ build/rel/%.o: %.c
 build/san/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -c $< -o $@
+
+build/rel/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS_BASE) -O3 $(ARCH) -g -c $< -o $@
+
+build/san/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS_BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -c $< -o $@
 
 build/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -182,6 +199,16 @@ build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_LIB)
 build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
+
+# The tokenizer and cod-prep tests, and the benchmarks of both, link prep/.
+PREP_TESTS = build/tests/test_prep build/tests/test_tokenizer
+$(PREP_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_PREP) $(call obj,san,$(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(PREP_LIBS)
+PREP_BENCHES = build/bench/bench_tokenize build/bench/bench_prep
+$(PREP_BENCHES): build/bench/%: build/rel/bench/%.o $(REL_PREP)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(PREP_LIBS)
 
 build/bench/%: build/rel/bench/%.o $(REL_LIB)
 	@mkdir -p $(dir $@)
@@ -340,7 +367,7 @@ clean:
 # a harness runs on one thread), its calls go to libgomp, as OpenBLAS's do.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf
+FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl
 FUZZ_BINS     = $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fopenmp=libgomp
@@ -348,11 +375,17 @@ fobj = $(patsubst %.c,build/fuzz/obj/%.o,$(1))
 FUZZ_BASE     = $(call fobj,tests/fuzz/fuzz_util.c $(COMMON_SRC) $(SPEC_SRC))
 FUZZ_SERVER   = $(call fobj,tests/fuzz/http_driver.c $(SERVER_SRC))
 FUZZ_TRAINER  = $(call fobj,$(CORE_SRC))
-FUZZ_PREP     = $(call fobj,tests/fuzz/tok_round_trip.c $(filter-out prep/prep_run.c,$(PREP_SRC)))
+FUZZ_PREP     = $(call fobj,tests/fuzz/tok_round_trip.c $(filter-out prep/prep_run.c,$(PREP_SRC))) \
+                $(patsubst %.cc,build/fuzz/obj/%.o,$(PREP_CXX))
+FUZZ_CXX     ?= clang++
 
 build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+build/fuzz/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) $(filter-out -std=c11 -fopenmp=libgomp,$(FUZZ_CFLAGS)) -std=c++17 -fno-sanitize=vptr \
+		-fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 build/fuzz/obj/schema/migrate.o: $(patsubst schema/%.sql,build/gen/%_sql.inc,$(wildcard schema/*.sql))
 build/fuzz/obj/api/openapi.o: build/gen/openapi_json.inc
 build/fuzz/obj/api/static.o: build/gen/web_assets.inc
@@ -375,7 +408,9 @@ build/fuzz/fuzz_checkpoint: build/fuzz/obj/tests/fuzz/fuzz_checkpoint.o $(FUZZ_T
 	$(FUZZ_LINK) $(LIB_LIBS)
 build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama build/fuzz/fuzz_tok_hf: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
 		$(FUZZ_PREP) $(FUZZ_BASE)
-	$(FUZZ_LINK) -lpcre2-8 -licuuc -lcrypto -ljansson -lm
+	$(FUZZ_LINK) $(filter-out -fopenmp,$(PREP_LIBS))
+build/fuzz/fuzz_jsonl: build/fuzz/obj/tests/fuzz/fuzz_jsonl.o $(call fobj,prep/jsonl.c) $(FUZZ_BASE)
+	$(FUZZ_LINK) -ljansson -lm
 
 fuzz-build: $(FUZZ_BINS)
 build-tests: fuzz-build

@@ -13,7 +13,7 @@ sd=$(mktemp -d "${FLEET_DIR:-/tmp}"/cod-bench-fleet-XXXXXX)
 trap 'rm -rf "$sd"' EXIT
 printf 'bench\n' > "$sd/text.txt"
 head -c 30000 /dev/urandom | base64 >> "$sd/text.txt"
-bin/cod-prep --tokenizer bytes --out "$sd/data" "$sd/text.txt" >/dev/null 2>&1
+bin/cod-prep --tokenizer bytes --val-fraction 0 --out "$sd/data" "$sd/text.txt" >/dev/null 2>&1
 printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "train": {"steps": 1000}, "resources": {"device": "cuda"}}' "$sd" "$sd" > "$sd/spec.json"
 # a connection per simulated worker and dashboard, on both sides
 need=$((workers + dashboards + 1000)) hard=$(ulimit -Hn)

@@ -6,7 +6,9 @@
 #     same shapes, measured in the same process; and its peak memory.
 #  2. layer/out_var by layer for pre and lns on a 12-layer small model after
 #     a short run on the default corpus (bytes).
-#  3. tokenizer throughput (bench_tokenize), when built; cod-analyze's
+#  3. tokenizer throughput (bench_tokenize), when built; cod-prep end to
+#     end on every core, the default corpus as text files against the same
+#     documents as .jsonl.zst and .jsonl.xz (bench_prep); cod-analyze's
 #     analyses on a Hugging Face folder (bench/bench_analyze_hf.sh).
 #  4. cod-worker: submission to first update, tokens/s against cod-train
 #     (bench_worker.sh).
@@ -53,6 +55,11 @@ if [ -x build/bench/bench_tokenize ]; then
     echo "== tokenizer throughput =="
     build/bench/bench_tokenize | tee "$out/tokenize.txt"
 fi
+if [ -x build/bench/bench_prep ]; then
+    echo
+    echo "== cod-prep: text files against JSON lines (.jsonl.zst, .jsonl.xz), gpt2, every core =="
+    build/bench/bench_prep | tee "$out/prep.txt"
+fi
 
 echo
 echo "== prune (ΔP(l)) and angular distance, pre vs lns, on the 12-layer checkpoints above =="
@@ -76,7 +83,7 @@ echo "== cod-server on loopback (bench_server: GET/s and latency at 32 connectio
 # its own database and tiny shards in a temporary folder; requests not logged
 sd=$(mktemp -d /tmp/cod-bench-server-XXXXXX)
 head -c 30000 /dev/urandom | base64 > "$sd/text.txt"
-bin/cod-prep --tokenizer bytes --out "$sd/data" "$sd/text.txt" >/dev/null 2>&1
+bin/cod-prep --tokenizer bytes --val-fraction 0 --out "$sd/data" "$sd/text.txt" >/dev/null 2>&1
 printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "resources": {"device": "cpu"}}' "$sd" "$sd" > "$sd/spec.json"
 server_up
 build/bench/bench_server "$port" "$sd/spec.json" 10 | tee "$out/server.txt"

@@ -125,48 +125,118 @@ void shard_close(struct shard *s)
     s->map = NULL;
 }
 
-int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_bytes,
-                char *err, size_t errlen)
+static void put_le32(unsigned char *p, uint32_t v)
 {
+    for (int b = 0; b < 4; b++)
+        p[b] = (unsigned char)(v >> (8 * b));
+}
+
+enum { WRITER_BUF = 1 << 18 };
+
+int shard_writer_open(struct shard_writer *w, const char *path, int token_bytes, char *err, size_t errlen)
+{
+    memset(w, 0, sizeof(*w));
+    w->out.fd = -1;
     if (token_bytes != 2 && token_bytes != 4) {
         snprintf(err, errlen, "%s: token width must be 2 or 4 bytes", path);
         return -1;
     }
+    w->token_bytes = token_bytes;
+    if (!(w->buf = malloc(WRITER_BUF))) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    if (fio_temp_open(&w->out, path, err, errlen) != 0) {
+        free(w->buf);
+        w->buf = NULL;
+        return -1;
+    }
+    /* The count is written by shard_writer_close, when it is known. */
+    unsigned char header[SHARD_HEADER_BYTES] = {0};
+    put_le32(header, token_bytes == 2 ? SHARD_MAGIC_U16 : SHARD_MAGIC_U32);
+    put_le32(header + 4, SHARD_VERSION);
+    if (fio_write_all(w->out.fd, header, sizeof(header)) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        shard_writer_abort(w);
+        return -1;
+    }
+    return 0;
+}
+
+static int writer_flush(struct shard_writer *w, char *err, size_t errlen)
+{
+    if (w->buf_n && fio_write_all(w->out.fd, w->buf, w->buf_n) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->out.path, strerror(errno));
+        return -1;
+    }
+    w->buf_n = 0;
+    return 0;
+}
+
+int shard_writer_append(struct shard_writer *w, const uint32_t *tokens, size_t n, char *err, size_t errlen)
+{
+    if ((uint64_t)w->n + n > UINT32_MAX) {
+        snprintf(err, errlen, "%s: token count %llu does not fit a shard header", w->out.path,
+                 (unsigned long long)w->n + n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = tokens[i];
+        if (w->token_bytes == 2 && t > 0xFFFF) {
+            snprintf(err, errlen, "%s: token %u at %lld does not fit 16 bits", w->out.path, t,
+                     (long long)w->n + (long long)i);
+            return -1;
+        }
+        if (w->buf_n + 4 > WRITER_BUF && writer_flush(w, err, errlen) != 0)
+            return -1;
+        for (int b = 0; b < w->token_bytes; b++)
+            w->buf[w->buf_n++] = (unsigned char)(t >> (8 * b));
+    }
+    w->n += (int64_t)n;
+    return 0;
+}
+
+int shard_writer_close(struct shard_writer *w, char *err, size_t errlen)
+{
+    unsigned char count[4];
+    put_le32(count, (uint32_t)w->n);
+    int rc = writer_flush(w, err, errlen);
+    if (rc == 0 && pwrite(w->out.fd, count, 4, 8) != 4) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->out.path, strerror(errno));
+        rc = -1;
+    }
+    free(w->buf);
+    w->buf = NULL;
+    if (rc != 0) {
+        fio_temp_abort(&w->out);
+        return -1;
+    }
+    return fio_temp_commit(&w->out, 0, err, errlen);
+}
+
+void shard_writer_abort(struct shard_writer *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+    if (w->out.fd >= 0)
+        fio_temp_abort(&w->out);
+}
+
+int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_bytes,
+                char *err, size_t errlen)
+{
     if (n < 0 || n > (int64_t)UINT32_MAX) {
         snprintf(err, errlen, "%s: token count %lld does not fit a shard header", path, (long long)n);
         return -1;
     }
-    struct fio_temp out;
-    if (fio_temp_open(&out, path, err, errlen) != 0)
+    struct shard_writer w;
+    if (shard_writer_open(&w, path, token_bytes, err, errlen) != 0)
         return -1;
-    unsigned char header[SHARD_HEADER_BYTES] = {0};
-    uint32_t head[3] = {token_bytes == 2 ? SHARD_MAGIC_U16 : SHARD_MAGIC_U32, SHARD_VERSION, (uint32_t)n};
-    for (int i = 0; i < 3; i++)
-        for (int b = 0; b < 4; b++)
-            header[i * 4 + b] = (unsigned char)(head[i] >> (8 * b));
-    int rc = fio_write_all(out.fd, header, sizeof(header));
-    enum { CHUNK = 1 << 16 };
-    unsigned char *buf = malloc((size_t)CHUNK * 4);
-    if (!buf)
-        rc = -1;
-    for (int64_t i = 0; rc == 0 && i < n; i += CHUNK) {
-        int64_t m = n - i < CHUNK ? n - i : CHUNK;
-        for (int64_t j = 0; j < m; j++) {
-            uint32_t t = tokens[i + j];
-            if (token_bytes == 2 && t > 0xFFFF) {
-                snprintf(err, errlen, "%s: token %u at %lld does not fit 16 bits", path, t,
-                         (long long)(i + j));
-                free(buf);
-                fio_temp_abort(&out);
-                return -1;
-            }
-            for (int b = 0; b < token_bytes; b++)
-                buf[j * token_bytes + b] = (unsigned char)(t >> (8 * b));
-        }
-        rc = fio_write_all(out.fd, buf, (size_t)m * (size_t)token_bytes);
+    if (shard_writer_append(&w, tokens, (size_t)n, err, errlen) != 0) {
+        shard_writer_abort(&w);
+        return -1;
     }
-    free(buf);
-    return fio_temp_commit(&out, rc, err, errlen);
+    return shard_writer_close(&w, err, errlen);
 }
 
 int shard_glob(const char *pattern, char ***paths, int *n, char *err, size_t errlen)

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/fileio.h"
+
 #define SHARD_HEADER_INTS 256
 #define SHARD_HEADER_BYTES (SHARD_HEADER_INTS * 4)
 #define SHARD_MAGIC_U16 20240520
@@ -50,6 +52,23 @@ static inline uint32_t shard_token(const struct shard *s, int64_t i)
  * fsync the directory. token_bytes is 2 (every token must be < 65536) or 4. */
 int shard_write(const char *path, const uint32_t *tokens, int64_t n, int token_bytes,
                 char *err, size_t errlen);
+
+/* A shard written as its tokens arrive, for a writer that cannot hold a
+ * whole shard: open creates PATH.tmp with the header, append adds tokens,
+ * close writes the count into the header, fsyncs and renames it to PATH
+ * (as shard_write does). A failed append leaves the writer for abort,
+ * which removes PATH.tmp; a failed close removes it itself. */
+struct shard_writer {
+    struct fio_temp out;
+    int token_bytes;
+    int64_t n;
+    unsigned char *buf;
+    size_t buf_n;
+};
+int shard_writer_open(struct shard_writer *w, const char *path, int token_bytes, char *err, size_t errlen);
+int shard_writer_append(struct shard_writer *w, const uint32_t *tokens, size_t n, char *err, size_t errlen);
+int shard_writer_close(struct shard_writer *w, char *err, size_t errlen);
+void shard_writer_abort(struct shard_writer *w);
 
 /* Expands a glob pattern into a sorted list of paths (caller frees with
  * shard_free_paths). An empty match is an error naming the pattern. */

@@ -1,23 +1,33 @@
+/* cod-prep's pipeline: see prep_run.h. Each batch goes through four
+ * steps, the parallel ones on every thread:
+ *   parse   (parallel, a block each) JSON lines into documents, their keys;
+ *   decide  (in order) skipped lines counted and reported, duplicates
+ *           dropped, each document's split;
+ *   cut     (parallel, a document each; --split only) pieces;
+ *   encode  (parallel, a piece of a document each) and write (in order).
+ * The order of the output is the inputs' whatever the threads do. */
 #include "prep/prep_run.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <glob.h>
 #include <jansson.h>
-#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/path.h"
-#include "common/shard.h"
+#include "prep/doc_key.h"
+#include "prep/inputs.h"
+#include "prep/paragraphs.h"
+#include "prep/progress.h"
+#include "prep/reader.h"
 #include "prep/sha256.h"
+#include "prep/shard_sink.h"
 #include "prep/tokenizer.h"
 
 enum { TRAIN, VAL };
@@ -32,231 +42,265 @@ void prep_opts_default(struct prep_opts *o)
     o->progress = -1;
 }
 
-struct doc {
-    char *path;
-    int split;
-    int64_t size;     /* from stat, for the progress bar */
-    unsigned char *text;
-    size_t len;
+/* What each input file gave, for sources.txt. */
+struct file_stat {
+    int64_t bytes[2], tokens[2], docs[2];
     char sha[65];
-    int64_t tokens;
-    size_t first_task, n_tasks;
 };
 
-struct doclist {
-    struct doc *v;
-    size_t n, cap;
+/* A document of the batch. */
+struct bdoc {
+    const unsigned char *text;
+    size_t len;
+    unsigned char *owned; /* a JSON line's text; a text file's is its block's */
+    size_t file;
+    int64_t line;         /* a JSON line's number; 0 for a text file */
+    int split;            /* -1: dropped as a duplicate */
+    struct doc_key key;
+    struct pieces pieces; /* --split; else the whole text is one piece */
+    size_t first_task;
 };
 
-static void doclist_free(struct doclist *d)
-{
-    for (size_t i = 0; i < d->n; i++) {
-        free(d->v[i].path);
-        free(d->v[i].text);
-    }
-    free(d->v);
-    memset(d, 0, sizeof(*d));
-}
+/* A skipped JSON line kept for its message. */
+struct fault {
+    int64_t line;
+    enum jl_fault kind;
+    char why[400];
+};
 
-static int doclist_add(struct doclist *d, const char *path, int split, int64_t size, char *err, size_t errlen)
-{
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 64;
-        struct doc *v = realloc(d->v, cap * sizeof(*v));
-        if (!v) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        d->v = v;
-        d->cap = cap;
-    }
-    struct doc *x = &d->v[d->n];
-    memset(x, 0, sizeof(*x));
-    x->path = strdup(path);
-    if (!x->path) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    x->split = split;
-    x->size = size;
-    d->n++;
-    return 0;
-}
+/* A block of the batch and what parsing it gave. */
+struct bblock {
+    struct block *b;
+    struct bdoc *docs;
+    size_t n_docs, cap_docs;
+    int64_t count[JL_KINDS];
+    struct fault shown[PREP_SHOWN];
+    int n_shown;
+    char err[4600];
+};
 
-static int dot_filter(const struct dirent *e) { return e->d_name[0] != '.'; }
-
-/* A file is a document; a directory gives its files (not subdirectories,
- * not hidden files) in name order, so that the output does not depend on
- * the order the filesystem lists them. */
-static int add_input(struct doclist *d, const char *path, int split, char *err, size_t errlen)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode))
-        return doclist_add(d, path, split, st.st_size, err, errlen);
-    struct dirent **names;
-    int n = scandir(path, &names, dot_filter, alphasort);
-    if (n < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    int rc = 0, added = 0;
-    for (int i = 0; i < n; i++) {
-        char p[4096];
-        if (rc == 0)
-            rc = path_fmt(p, sizeof(p), err, errlen, "%s/%s", path, names[i]->d_name);
-        if (rc == 0 && stat(p, &st) != 0) {
-            snprintf(err, errlen, "%s: %s", p, strerror(errno));
-            rc = -1;
-        }
-        if (rc == 0 && !S_ISDIR(st.st_mode)) {
-            rc = doclist_add(d, p, split, st.st_size, err, errlen);
-            added++;
-        }
-        free(names[i]);
-    }
-    free(names);
-    if (rc == 0 && !added) {
-        snprintf(err, errlen, "%s: directory holds no files", path);
-        rc = -1;
-    }
-    return rc;
-}
-
-/* One piece of one document, encoded by one thread. */
+/* One piece of one document (or of one of its --split pieces), encoded by one thread. */
 struct task {
-    size_t doc, off, len;
+    size_t doc, piece;
+    size_t off, len;
     unsigned flags;
     struct tok_ids ids;
 };
 
-struct progress {
-    int on;
-    int64_t total, done;
-    double start, last;
-    const char *label;
-};
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Only one thread draws (thread 0), with the count it read atomically. */
-static void progress_draw(struct progress *p, int64_t done, int final)
-{
-    if (!p->on)
-        return;
-    double t = now();
-    if (!final && t - p->last < 0.1)
-        return;
-    p->last = t;
-    double frac = p->total > 0 ? (double)done / (double)p->total : 1.0;
-    if (frac > 1)
-        frac = 1;
-    char bar[31];
-    int fill = (int)(frac * 30);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < fill ? '#' : '-';
-    bar[30] = 0;
-    double el = t - p->start;
-    fprintf(stderr, "\rcod-prep %-5s [%s] %3d%%  %.1f/%.1f MB  %.1f MB/s", p->label, bar, (int)(frac * 100),
-            (double)done / 1e6, (double)p->total / 1e6, el > 0 ? (double)done / 1e6 / el : 0.0);
-    if (final)
-        fputc('\n', stderr);
-    fflush(stderr);
-}
-
-struct splitbuf {
-    struct tok_ids ids; /* tokens not yet written */
-    int shards;
-    struct prep_split_result res;
-};
-
 struct run {
     const struct prep_opts *o;
+    struct prep_result *res;
     struct tokenizer *tok;
+    struct input_list in;
+    struct jl_key key;
+    struct dedup seen;
+    struct file_stat *files;
     char stage[4096];
-    int token_bytes;
-    struct splitbuf sb[2];
+    int token_bytes, threads;
+    struct shard_sink sink[2];
+    struct tok_session **sess;
+    struct progress pg;
+    int64_t stored_done, text_done, docs_done;
 };
 
-static int write_shard(struct run *r, int split, size_t n, char *err, size_t errlen)
+static size_t doc_pieces(const struct bdoc *d) { return d->pieces.n ? d->pieces.n : 1; }
+
+static struct piece doc_piece(const struct bdoc *d, size_t i)
 {
-    struct splitbuf *b = &r->sb[split];
-    char path[4200];
-    if (path_fmt(path, sizeof(path), err, errlen, "%s/%s_%06d.bin", r->stage, split_name[split],
-                 b->shards) != 0 ||
-        shard_write(path, b->ids.v, (int64_t)n, r->token_bytes, err, errlen) != 0)
-        return -1;
-    b->shards++;
-    memmove(b->ids.v, b->ids.v + n, (b->ids.n - n) * sizeof(uint32_t));
-    b->ids.n -= n;
-    return 0;
+    return d->pieces.n ? d->pieces.v[i] : (struct piece){0, d->len};
 }
 
-/* Shards are exactly shard_tokens long; the rest waits for more text. The
- * last shard is written by finish() and always holds at least 2 tokens
- * (a doc token and one token of a non-empty document), as readers require. */
-static int append_doc(struct run *r, struct doc *d, struct task *tasks, char *err, size_t errlen)
+static int add_doc(struct bblock *bb, size_t file, int64_t line, const unsigned char *text, size_t len,
+                   unsigned char *owned)
 {
-    struct splitbuf *b = &r->sb[d->split];
-    size_t total = 1;
-    for (size_t t = 0; t < d->n_tasks; t++)
-        total += tasks[d->first_task + t].ids.n;
-    if (tok_ids_reserve(&b->ids, total) != 0) {
-        snprintf(err, errlen, "out of memory for %zu tokens", total);
-        return -1;
-    }
-    b->ids.v[b->ids.n++] = tokenizer_doc_token(r->tok);
-    for (size_t t = 0; t < d->n_tasks; t++) {
-        struct tok_ids *ids = &tasks[d->first_task + t].ids;
-        memcpy(b->ids.v + b->ids.n, ids->v, ids->n * sizeof(uint32_t));
-        b->ids.n += ids->n;
-    }
-    d->tokens = (int64_t)total;
-    b->res.documents++;
-    b->res.bytes += (int64_t)d->len;
-    b->res.tokens += (int64_t)total;
-    size_t limit = (size_t)r->o->shard_tokens;
-    while (b->ids.n >= limit + 2)
-        if (write_shard(r, d->split, limit, err, errlen) != 0)
+    if (bb->n_docs == bb->cap_docs) {
+        size_t cap = bb->cap_docs ? 2 * bb->cap_docs : 64;
+        struct bdoc *v = realloc(bb->docs, cap * sizeof(*v));
+        if (!v)
             return -1;
+        bb->docs = v;
+        bb->cap_docs = cap;
+    }
+    bb->docs[bb->n_docs++] = (struct bdoc){.text = text, .len = len, .owned = owned, .file = file, .line = line};
     return 0;
 }
 
-static int encode_batch(struct run *r, struct doc *docs, size_t nd, struct tok_session **sess, int threads,
-                        struct progress *pg, char *err, size_t errlen)
+/* Step 1 for one block: its documents and their keys, its bad lines. */
+static void parse_block(struct run *r, struct bblock *bb)
+{
+    struct block *b = bb->b;
+    const struct input_file *f = &r->in.v[b->file];
+    if (f->format == INPUT_TEXT) {
+        if (b->len == 0)
+            snprintf(bb->err, sizeof(bb->err), "%s: empty file (a document needs text)", f->path);
+        else if (add_doc(bb, b->file, 0, b->data, b->len, NULL) != 0)
+            snprintf(bb->err, sizeof(bb->err), "out of memory");
+    } else {
+        int64_t line = b->first_line;
+        for (size_t pos = 0; pos < b->len && !bb->err[0]; line++) {
+            const unsigned char *nl = memchr(b->data + pos, '\n', b->len - pos);
+            size_t end = nl ? (size_t)(nl - b->data) : b->len;
+            char *text, why[400];
+            size_t tlen;
+            enum jl_fault k = jl_line_text(&r->key, (const char *)b->data + pos, end - pos, &text, &tlen, why,
+                                           sizeof(why));
+            if (k == JL_KINDS)
+                snprintf(bb->err, sizeof(bb->err), "out of memory");
+            else if (k != JL_OK) {
+                bb->count[k]++;
+                if (bb->n_shown < PREP_SHOWN) {
+                    struct fault *x = &bb->shown[bb->n_shown++];
+                    x->line = line;
+                    x->kind = k;
+                    snprintf(x->why, sizeof(x->why), "%s", why);
+                }
+            } else if (add_doc(bb, b->file, line, (unsigned char *)text, tlen, (unsigned char *)text) != 0) {
+                free(text);
+                snprintf(bb->err, sizeof(bb->err), "out of memory");
+            }
+            pos = end + 1;
+        }
+        /* the documents hold copies of their text: the lines can go */
+        free(b->data);
+        b->data = NULL;
+        b->len = 0;
+    }
+    for (size_t i = 0; i < bb->n_docs && !bb->err[0]; i++)
+        if (doc_key_of(bb->docs[i].text, bb->docs[i].len, &bb->docs[i].key) != 0)
+            snprintf(bb->err, sizeof(bb->err), "%s: cannot compute a document's sha256 (libcrypto failed)",
+                     f->path);
+}
+
+/* Step 2, in input order. */
+static int decide(struct run *r, struct bblock *bb, char *err, size_t errlen)
 {
     const struct prep_opts *o = r->o;
-    size_t chunk = o->chunk_bytes ? o->chunk_bytes : 256 * 1024;
-    size_t nt = 0;
+    struct prep_result *res = r->res;
+    const struct input_file *f = &r->in.v[bb->b->file];
+    for (int i = 0; i < bb->n_shown; i++) {
+        const struct fault *x = &bb->shown[i];
+        if (o->strict) {
+            snprintf(err, errlen, "%s:%lld: %s (--strict stops at the first line without text)", f->path,
+                     (long long)x->line, x->why);
+            return -1;
+        }
+        if (res->n_shown < PREP_SHOWN)
+            snprintf(res->shown[res->n_shown++], sizeof(res->shown[0]), "%s:%lld: %s", f->path,
+                     (long long)x->line, x->why);
+    }
+    for (int k = 0; k < JL_KINDS; k++) {
+        res->skipped[k] += bb->count[k];
+        res->skipped_total += bb->count[k];
+    }
+    for (size_t i = 0; i < bb->n_docs; i++) {
+        struct bdoc *d = &bb->docs[i];
+        res->read++;
+        int fresh = dedup_add(&r->seen, &d->key);
+        if (fresh < 0) {
+            snprintf(err, errlen, "out of memory for the table of documents seen");
+            return -1;
+        }
+        if (!fresh) {
+            d->split = -1;
+            res->duplicates++;
+        } else if (f->split >= 0)
+            d->split = f->split;
+        else
+            d->split = doc_key_held_out(&d->key, o->val_fraction) ? VAL : TRAIN;
+    }
+    return 0;
+}
+
+static int verify_task(struct run *r, const struct task *k, const struct bdoc *d, char *m, size_t mlen)
+{
+    struct tok_text back = {0};
+    int rc = tok_decode(r->tok, k->ids.v, k->ids.n, k->flags, &back, m, mlen);
+    const unsigned char *want = d->text + k->off;
+    if (rc == 0 && (back.n != k->len || memcmp(back.v, want, k->len) != 0)) {
+        size_t at = 0;
+        while (at < back.n && at < k->len && back.v[at] == want[at])
+            at++;
+        snprintf(m, mlen, "decode(encode(text)) differs from the text at byte %zu", k->off + at);
+        rc = -1;
+    }
+    tok_text_free(&back);
+    return rc;
+}
+
+static void draw(struct run *r, int64_t stored, int64_t text, int final)
+{
+    progress_draw(&r->pg, stored, text, r->docs_done, r->res->skipped_total, final);
+}
+
+/* A document's fault, as "FILE: why" or "FILE:LINE: why". */
+static void doc_error(const struct run *r, const struct bdoc *d, const char *why, char *out, size_t n)
+{
+    if (d->line)
+        snprintf(out, n, "%s:%lld: %s", r->in.v[d->file].path, (long long)d->line, why);
+    else
+        snprintf(out, n, "%s: %s", r->in.v[d->file].path, why);
+}
+
+/* Steps 3 and 4 for the kept documents of a batch. */
+static int encode_batch(struct run *r, struct bdoc **docs, size_t nd, int64_t stored_from, int64_t stored_to,
+                        char *err, size_t errlen)
+{
+    const struct prep_opts *o = r->o;
+    int failed = 0;
+    char ferr[4700] = "";
+    if (o->split_tokens > 0) {
+#pragma omp parallel num_threads(r->threads)
+        {
+            struct tok_ids scratch = {0};
+#pragma omp for schedule(dynamic, 1)
+            for (size_t i = 0; i < nd; i++) {
+                char m[512];
+                if (para_cut(r->sess[omp_get_thread_num()], docs[i]->text, docs[i]->len, o->split_tokens,
+                             &docs[i]->pieces, &scratch, m, sizeof(m)) != 0) {
+#pragma omp critical(prep_error)
+                    if (!failed) {
+                        doc_error(r, docs[i], m, ferr, sizeof(ferr));
+                        failed = 1;
+                    }
+                }
+            }
+            tok_ids_free(&scratch);
+        }
+        if (failed) {
+            snprintf(err, errlen, "%s", ferr);
+            return -1;
+        }
+    }
+    size_t chunk = !tokenizer_can_cut(r->tok) ? SIZE_MAX : o->chunk_bytes ? o->chunk_bytes : 256 * 1024;
+    size_t nt = 0, text = 0;
     for (size_t i = 0; i < nd; i++)
-        nt += docs[i].len / chunk + 1;
-    struct task *tasks = calloc(nt, sizeof(*tasks));
+        for (size_t p = 0; p < doc_pieces(docs[i]); p++) {
+            size_t len = doc_piece(docs[i], p).len;
+            nt += chunk == SIZE_MAX ? 1 : len / chunk + 1;
+            text += len;
+        }
+    struct task *tasks = calloc(nt ? nt : 1, sizeof(*tasks));
     if (!tasks) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     nt = 0;
     for (size_t i = 0; i < nd; i++) {
-        docs[i].first_task = nt;
-        size_t off = 0;
-        do {
-            size_t cut = tok_split_point(docs[i].text + off, docs[i].len - off, chunk);
-            tasks[nt++] = (struct task){.doc = i, .off = off, .len = cut, .flags = off ? TOK_CONTINUE : 0};
-            off += cut;
-        } while (off < docs[i].len);
-        docs[i].n_tasks = nt - docs[i].first_task;
+        docs[i]->first_task = nt;
+        for (size_t p = 0; p < doc_pieces(docs[i]); p++) {
+            struct piece pc = doc_piece(docs[i], p);
+            size_t off = 0;
+            do {
+                size_t cut = chunk == SIZE_MAX ? pc.len
+                                               : tok_split_point(docs[i]->text + pc.off + off, pc.len - off, chunk);
+                tasks[nt++] = (struct task){.doc = i, .piece = p, .off = pc.off + off, .len = cut,
+                                            .flags = off ? TOK_CONTINUE : 0};
+                off += cut;
+            } while (off < pc.len);
+        }
     }
-    int failed = 0;
-    char ferr[4700] = "";
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    int64_t done_text = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(r->threads)
     for (size_t t = 0; t < nt; t++) {
         int failed_now;
 #pragma omp atomic read
@@ -264,88 +308,221 @@ static int encode_batch(struct run *r, struct doc *docs, size_t nd, struct tok_s
         if (failed_now)
             continue;
         struct task *k = &tasks[t];
-        struct doc *d = &docs[k->doc];
-        char m[512] = "", e[4700] = "";
-        int rc = 0;
-        if (k->off == 0 && sha256_hex(d->text, d->len, d->sha) != 0) {
-            snprintf(m, sizeof(m), "cannot compute its sha256 (libcrypto failed)");
-            rc = -1;
-        }
-        if (rc == 0)
-            rc = tok_encode(sess[omp_get_thread_num()], d->text + k->off, k->len, k->flags, &k->ids,
-                            m, sizeof(m));
-        if (rc == 0 && o->verify) {
-            struct tok_text back = {0};
-            rc = tok_decode(r->tok, k->ids.v, k->ids.n, k->flags, &back, m, sizeof(m));
-            if (rc == 0 && (back.n != k->len || memcmp(back.v, d->text + k->off, k->len) != 0)) {
-                size_t at = 0;
-                while (at < back.n && at < k->len && back.v[at] == d->text[k->off + at])
-                    at++;
-                snprintf(e, sizeof(e), "%s: decode(encode(text)) differs from the text at byte %zu", d->path,
-                         k->off + at);
-                rc = -1;
-            }
-            tok_text_free(&back);
-        }
-        if (rc != 0 && !e[0])
-            snprintf(e, sizeof(e), "%s: %s", d->path, m);
+        const struct bdoc *d = docs[k->doc];
+        char m[512] = "";
+        int rc = tok_encode(r->sess[omp_get_thread_num()], d->text + k->off, k->len, k->flags, &k->ids, m,
+                            sizeof(m));
+        if (rc == 0 && o->verify)
+            rc = verify_task(r, k, d, m, sizeof(m));
         if (rc != 0) {
 #pragma omp critical(prep_error)
             {
                 if (!failed)
-                    snprintf(ferr, sizeof(ferr), "%s", e);
+                    doc_error(r, d, m, ferr, sizeof(ferr));
 #pragma omp atomic write
                 failed = 1;
             }
         }
         int64_t done;
 #pragma omp atomic capture
-        done = pg->done += (int64_t)k->len;
+        done = done_text += (int64_t)k->len;
         if (omp_get_thread_num() == 0)
-            progress_draw(pg, done, 0);
+            draw(r, stored_from + (int64_t)((double)(stored_to - stored_from) * (double)done / (double)(text ? text : 1)),
+                 r->text_done + done, 0);
     }
     int rc = 0;
     if (failed) {
         snprintf(err, errlen, "%s", ferr);
         rc = -1;
     }
-    for (size_t i = 0; rc == 0 && i < nd; i++)
-        rc = append_doc(r, &docs[i], tasks, err, errlen);
+    /* in order: each piece a document, its doc token before or after it */
+    uint32_t doc_tok = tokenizer_doc_token(r->tok);
+    int at_end = tokenizer_doc_token_at(r->tok) == TOK_DOC_END;
+    for (size_t i = 0, t = 0; rc == 0 && i < nd; i++) {
+        struct bdoc *d = docs[i];
+        struct shard_sink *sink = &r->sink[d->split];
+        struct prep_split_result *sr = &r->res->split[d->split];
+        struct file_stat *fs = &r->files[d->file];
+        if (doc_pieces(d) > 1)
+            r->res->cut++;
+        for (size_t p = 0; rc == 0 && p < doc_pieces(d); p++) {
+            int64_t tokens = 1;
+            if (!at_end)
+                rc = sink_append(sink, &doc_tok, 1, err, errlen);
+            for (; rc == 0 && t < nt && tasks[t].doc == i && tasks[t].piece == p; t++) {
+                rc = sink_append(sink, tasks[t].ids.v, tasks[t].ids.n, err, errlen);
+                tokens += (int64_t)tasks[t].ids.n;
+            }
+            if (rc == 0 && at_end)
+                rc = sink_append(sink, &doc_tok, 1, err, errlen);
+            size_t len = doc_piece(d, p).len;
+            sr->documents++;
+            sr->bytes += (int64_t)len;
+            sr->tokens += tokens;
+            fs->docs[d->split]++;
+            fs->bytes[d->split] += (int64_t)len;
+            fs->tokens[d->split] += tokens;
+            r->docs_done++;
+        }
+    }
+    r->text_done += (int64_t)text;
     for (size_t t = 0; t < nt; t++)
         tok_ids_free(&tasks[t].ids);
     free(tasks);
     return rc;
 }
 
-static json_t *split_json(const struct splitbuf *b, int split)
+static void free_batch(struct bblock *bbs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < bbs[i].n_docs; k++) {
+            free(bbs[i].docs[k].owned);
+            pieces_free(&bbs[i].docs[k].pieces);
+        }
+        free(bbs[i].docs);
+        block_free(bbs[i].b);
+    }
+}
+
+static int run_batch(struct run *r, struct bblock *bbs, size_t nb, int64_t stored_from, int64_t stored_to,
+                     char *err, size_t errlen)
+{
+#pragma omp parallel for schedule(dynamic, 1) num_threads(r->threads)
+    for (size_t i = 0; i < nb; i++)
+        parse_block(r, &bbs[i]);
+    size_t kept = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (bbs[i].err[0]) {
+            snprintf(err, errlen, "%s", bbs[i].err);
+            return -1;
+        }
+        if (decide(r, &bbs[i], err, errlen) != 0)
+            return -1;
+        for (size_t k = 0; k < bbs[i].n_docs; k++)
+            kept += bbs[i].docs[k].split >= 0;
+        if (bbs[i].b->last)
+            snprintf(r->files[bbs[i].b->file].sha, sizeof(r->files[0].sha), "%s", bbs[i].b->sha256);
+    }
+    struct bdoc **docs = malloc((kept ? kept : 1) * sizeof(*docs));
+    if (!docs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < nb; i++)
+        for (size_t k = 0; k < bbs[i].n_docs; k++)
+            if (bbs[i].docs[k].split >= 0)
+                docs[n++] = &bbs[i].docs[k];
+    int rc = encode_batch(r, docs, n, stored_from, stored_to, err, errlen);
+    free(docs);
+    return rc;
+}
+
+/* Reads every input in batches of about batch_bytes. */
+static int run_inputs(struct run *r, char *err, size_t errlen)
+{
+    const struct prep_opts *o = r->o;
+    /* 4 MB of text a thread per round (8 MB at least): enough that the end
+     * of a round, where threads wait for the last pieces, costs little, and
+     * memory grows with the cores, not with the inputs */
+    size_t batch = o->batch_bytes ? o->batch_bytes : (size_t)(r->threads > 2 ? r->threads : 2) * (4u << 20);
+    size_t block = o->block_bytes ? o->block_bytes : 1u << 20;
+    int readers = r->threads < 8 ? r->threads : 8;
+    /* each file in flight may hold a few blocks ahead, the one being taken
+     * from a whole batch: a large file decompresses while the last batch encodes */
+    struct reader *rd = reader_start(&r->in, readers, block, 4 * block, batch, err, errlen);
+    if (!rd)
+        return -1;
+    size_t cap = 64;
+    struct bblock *bbs = malloc(cap * sizeof(*bbs));
+    int rc = bbs ? 0 : -1;
+    if (!bbs)
+        snprintf(err, errlen, "out of memory");
+    int64_t stored_base = 0; /* the stored bytes of the files read whole */
+    int end = 0;
+    while (rc == 0 && !end) {
+        size_t nb = 0, bytes = 0;
+        int64_t from = r->stored_done;
+        while (rc == 0 && (nb == 0 || bytes < batch)) {
+            struct block *b = reader_next(rd, err, errlen);
+            if (!b) {
+                if (err[0])
+                    rc = -1;
+                end = 1;
+                break;
+            }
+            if (nb == cap) {
+                struct bblock *g = realloc(bbs, 2 * cap * sizeof(*bbs));
+                if (!g) {
+                    block_free(b);
+                    snprintf(err, errlen, "out of memory");
+                    rc = -1;
+                    break;
+                }
+                bbs = g;
+                cap *= 2;
+            }
+            memset(&bbs[nb], 0, sizeof(bbs[nb]));
+            bbs[nb++].b = b;
+            bytes += b->len;
+            r->stored_done = stored_base + b->stored_end;
+            if (b->last) {
+                stored_base += r->in.v[b->file].size;
+                r->stored_done = stored_base;
+            }
+        }
+        if (rc == 0 && nb)
+            rc = run_batch(r, bbs, nb, from, r->stored_done, err, errlen);
+        free_batch(bbs, nb);
+    }
+    free(bbs);
+    reader_stop(rd);
+    return rc;
+}
+
+static json_t *split_json(const struct run *r, int split)
 {
     json_t *names = json_array();
-    for (int i = 0; i < b->shards; i++) {
+    for (int i = 0; i < r->sink[split].shards; i++) {
         char n[64];
         snprintf(n, sizeof(n), "%s_%06d.bin", split_name[split], i);
         json_array_append_new(names, json_string(n));
     }
-    return json_pack("{s:I, s:I, s:I, s:o}", "documents", (json_int_t)b->res.documents, "bytes",
-                     (json_int_t)b->res.bytes, "tokens", (json_int_t)b->res.tokens, "shards", names);
+    const struct prep_split_result *s = &r->res->split[split];
+    return json_pack("{s:I, s:I, s:I, s:o}", "documents", (json_int_t)s->documents, "bytes", (json_int_t)s->bytes,
+                     "tokens", (json_int_t)s->tokens, "shards", names);
 }
 
-static int write_meta(struct run *r, const struct doclist *dl, char *err, size_t errlen)
+/* sources.txt: what each input was, so that a set of shards can be traced to
+ * its files: a line per file and split it gave documents to (a line with
+ * split "-" for a file that gave none). */
+static int write_sources(struct run *r, char src_sha[65], char *err, size_t errlen)
 {
-    /* sources.txt: what each document was, so a set of shards can be traced to its text. */
-    size_t cap = 256 + dl->n * 128, n = 0;
-    for (size_t i = 0; i < dl->n; i++)
-        cap += strlen(dl->v[i].path);
+    size_t cap = 256, n = 0;
+    for (size_t i = 0; i < r->in.n; i++)
+        cap += 2 * (strlen(r->in.v[i].path) + 128);
     char *src = malloc(cap);
     if (!src) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    for (size_t i = 0; i < dl->n; i++) {
-        const struct doc *d = &dl->v[i];
-        n += (size_t)snprintf(src + n, cap - n, "%s %12zu %10lld %-5s %s\n", d->sha, d->len,
-                              (long long)d->tokens, split_name[d->split], d->path);
+    /* the training inputs first, though the held-out ones were read first */
+    for (size_t k = 0; k < 2 * r->in.n; k++) {
+        size_t i = k % r->in.n;
+        if ((k < r->in.n) == (r->in.v[i].split == VAL))
+            continue;
+        const struct file_stat *f = &r->files[i];
+        int lines = 0;
+        for (int s = 0; s < 2; s++)
+            if (f->docs[s] || (s == 1 && !lines)) {
+                int none = !f->docs[s];
+                n += (size_t)snprintf(src + n, cap - n, "%s %12lld %10lld %-5s %s\n", f->sha,
+                                      (long long)f->bytes[s], (long long)f->tokens[s],
+                                      none ? "-" : split_name[s], r->in.v[i].path);
+                lines++;
+            }
     }
-    char src_sha[65], path[4200];
+    char path[4200];
     int rc = sha256_hex(src, n, src_sha);
     if (rc != 0)
         snprintf(err, errlen, "cannot compute the sha256 of sources.txt (libcrypto failed)");
@@ -354,9 +531,34 @@ static int write_meta(struct run *r, const struct doclist *dl, char *err, size_t
     if (rc == 0)
         rc = fio_write_text(path, src, n, err, errlen);
     free(src);
-    if (rc != 0)
-        return -1;
+    return rc;
+}
 
+static json_t *input_json(const struct run *r)
+{
+    const struct prep_result *res = r->res;
+    json_t *skipped = json_object();
+    for (int k = JL_OK + 1; k < JL_KINDS; k++)
+        json_object_set_new(skipped, jl_fault_name(k), json_integer(res->skipped[k]));
+    json_t *j = json_pack("{s:I, s:I, s:o, s:I}", "files", (json_int_t)r->in.n, "documents_read",
+                          (json_int_t)res->read, "lines_skipped", skipped, "duplicates",
+                          (json_int_t)res->duplicates);
+    if (j && r->o->n_val_inputs == 0)
+        json_object_set_new(j, "val_fraction", json_real(r->o->val_fraction));
+    if (j && r->o->split_tokens > 0) {
+        json_object_set_new(j, "split_paragraphs", json_integer(r->o->split_tokens));
+        json_object_set_new(j, "documents_cut", json_integer(res->cut));
+    }
+    if (j)
+        json_object_set_new(j, "text_key", json_string(r->key.spec));
+    return j;
+}
+
+static int write_meta(struct run *r, char *err, size_t errlen)
+{
+    char src_sha[65], path[4200];
+    if (write_sources(r, src_sha, err, errlen) != 0)
+        return -1;
     json_t *files = json_object();
     char *fl = strdup(tokenizer_files(r->tok));
     if (!fl || !files) {
@@ -373,12 +575,18 @@ static int write_meta(struct run *r, const struct doclist *dl, char *err, size_t
         }
     }
     free(fl);
-    json_t *meta = json_pack("{s:s, s:i, s:i, s:i, s:I, s:o, s:o, s:o, s:s, s:s}", "tokenizer",
-                             tokenizer_name(r->tok), "vocab_size", (int)tokenizer_vocab_size(r->tok), "doc_token",
-                             (int)tokenizer_doc_token(r->tok), "token_bytes", r->token_bytes, "shard_tokens",
-                             (json_int_t)r->o->shard_tokens, "tokenizer_files", files, "train",
-                             split_json(&r->sb[TRAIN], TRAIN), "val", split_json(&r->sb[VAL], VAL), "sources",
+    json_t *meta = json_pack("{s:s, s:i, s:i, s:s}", "tokenizer", tokenizer_name(r->tok), "vocab_size",
+                             (int)tokenizer_vocab_size(r->tok), "doc_token", (int)tokenizer_doc_token(r->tok),
+                             "doc_token_at", tokenizer_doc_token_at(r->tok) == TOK_DOC_END ? "end" : "start");
+    if (meta && tokenizer_pad_token(r->tok) >= 0)
+        json_object_set_new(meta, "pad_token", json_integer(tokenizer_pad_token(r->tok)));
+    json_t *rest = json_pack("{s:i, s:I, s:o, s:o, s:o, s:o, s:s, s:s}", "token_bytes", r->token_bytes,
+                             "shard_tokens", (json_int_t)r->o->shard_tokens, "tokenizer_files", files, "input",
+                             input_json(r), "train", split_json(r, TRAIN), "val", split_json(r, VAL), "sources",
                              "sources.txt", "sources_sha256", src_sha);
+    if (meta && rest)
+        json_object_update(meta, rest);
+    json_decref(rest);
     /* A trailing newline, as a text file should end. */
     char *text = meta ? json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
     json_decref(meta);
@@ -390,7 +598,7 @@ static int write_meta(struct run *r, const struct doclist *dl, char *err, size_t
     }
     int len = sprintf(withnl, "%s\n", text);
     free(text);
-    rc = path_fmt(path, sizeof(path), err, errlen, "%s/meta.json", r->stage);
+    int rc = path_fmt(path, sizeof(path), err, errlen, "%s/meta.json", r->stage);
     if (rc == 0)
         rc = fio_write_text(path, withnl, (size_t)len, err, errlen);
     free(withnl);
@@ -435,7 +643,7 @@ static int commit(struct run *r, char *err, size_t errlen)
         globfree(&g);
     }
     for (int s = 0; s < 2; s++)
-        for (int i = 0; i < r->sb[s].shards; i++) {
+        for (int i = 0; i < r->sink[s].shards; i++) {
             char a[4200], b[4200];
             if (path_fmt(a, sizeof(a), err, errlen, "%s/%s_%06d.bin", r->stage, split_name[s], i) ||
                 path_fmt(b, sizeof(b), err, errlen, "%s/%s_%06d.bin", out, split_name[s], i))
@@ -482,80 +690,87 @@ static int check_opts(const struct prep_opts *o, char *err, size_t errlen)
                  INT32_MAX - 2);
         return -1;
     }
+    if (o->split_tokens < 0) {
+        snprintf(err, errlen, "--split paragraphs:%lld: N must be positive", (long long)o->split_tokens);
+        return -1;
+    }
+    if (!strcmp(o->tokenizer, "sentencepiece") && o->verify) {
+        snprintf(err, errlen,
+                 "--verify checks decode(encode(text)) == text, which a SentencePiece model's normaliser does "
+                 "not keep; it is for gpt2, llama and bytes");
+        return -1;
+    }
     return 0;
 }
 
-static int run_docs(struct run *r, struct doclist *dl, char *err, size_t errlen)
+/* After the inputs: a run that kept nothing to train on has failed. */
+static int check_counts(const struct run *r, char *err, size_t errlen)
+{
+    const struct prep_result *res = r->res;
+    if (res->split[TRAIN].documents + res->split[VAL].documents == 0) {
+        snprintf(err, errlen, "no document to tokenize: %lld read, %lld lines without text, %lld duplicates",
+                 (long long)res->read, (long long)res->skipped_total, (long long)res->duplicates);
+        return -1;
+    }
+    if (res->split[TRAIN].documents == 0) {
+        if (r->o->n_val_inputs)
+            snprintf(err, errlen, "no document to train on: every training document is a copy of a held-out one");
+        else
+            snprintf(err, errlen,
+                     "no document to train on: the %lld documents were all held out by --val-fraction %g "
+                     "(chosen by their text's hash); give more documents or a smaller fraction",
+                     (long long)res->split[VAL].documents, r->o->val_fraction);
+        return -1;
+    }
+    return 0;
+}
+
+static int open_tokenizer(struct run *r, char *err, size_t errlen)
 {
     const struct prep_opts *o = r->o;
-    int threads = o->threads > 0 ? o->threads : omp_get_max_threads();
-    struct tok_session **sess = calloc((size_t)threads, sizeof(*sess));
-    if (!sess) {
+    if (!strcmp(o->tokenizer, "sentencepiece") && o->tokenizer_model)
+        r->tok = tokenizer_open_model(o->tokenizer_model, o->tokenizer_flags, err, errlen);
+    else if (o->tokenizer_model) {
+        snprintf(err, errlen, "a tokenizer model file is for --tokenizer sentencepiece, not %s", o->tokenizer);
+        return -1;
+    } else
+        r->tok = tokenizer_open(o->tokenizer, o->tokenizer_dir, o->tokenizer_flags, err, errlen);
+    if (!r->tok)
+        return -1;
+    r->token_bytes = tokenizer_vocab_size(r->tok) > 65536 ? 4 : 2;
+    r->sess = calloc((size_t)r->threads, sizeof(*r->sess));
+    if (!r->sess) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < threads; i++)
-        if (!(sess[i] = tok_session_new(r->tok, err, errlen)))
-            rc = -1;
-    struct progress pg = {.on = o->progress, .start = now(), .label = tokenizer_name(r->tok)};
-    for (size_t i = 0; i < dl->n; i++)
-        pg.total += dl->v[i].size;
-    size_t batch = o->batch_bytes ? o->batch_bytes : 32u << 20;
-    for (size_t i = 0; rc == 0 && i < dl->n;) {
-        size_t j = i, bytes = 0;
-        while (rc == 0 && j < dl->n && (j == i || bytes < batch)) {
-            struct doc *d = &dl->v[j];
-            if (fio_read_file(d->path, &d->text, &d->len, err, errlen) != 0)
-                rc = -1;
-            else if (d->len == 0) {
-                snprintf(err, errlen, "%s: empty file (a document needs text)", d->path);
-                rc = -1;
-            }
-            bytes += d->len;
-            j++;
-        }
-        if (rc == 0)
-            rc = encode_batch(r, dl->v + i, j - i, sess, threads, &pg, err, errlen);
-        for (size_t k = i; k < j; k++) {
-            free(dl->v[k].text);
-            dl->v[k].text = NULL;
-        }
-        i = j;
-    }
-    if (rc == 0) {
-        progress_draw(&pg, pg.total, 1);
-    } else if (pg.on)
-        fputc('\n', stderr);
-    for (int i = 0; i < threads; i++)
-        tok_session_free(sess[i]);
-    free(sess);
-    return rc;
+    for (int i = 0; i < r->threads; i++)
+        if (!(r->sess[i] = tok_session_new(r->tok, err, errlen)))
+            return -1;
+    return 0;
 }
 
 int prep_run(const struct prep_opts *o, struct prep_result *res, char *err, size_t errlen)
 {
-    double t0 = now();
+    double t0 = progress_now();
     memset(res, 0, sizeof(*res));
-    if (check_opts(o, err, errlen) != 0)
-        return -1;
-    struct doclist dl = {0};
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < o->n_inputs; i++)
-        rc = add_input(&dl, o->inputs[i], TRAIN, err, errlen);
+    struct run r = {.o = o, .res = res, .threads = o->threads > 0 ? o->threads : omp_get_max_threads()};
+    int rc = check_opts(o, err, errlen);
+    if (rc == 0)
+        rc = jl_key_parse(&r.key, o->text_key ? o->text_key : PREP_DEFAULT_TEXT_KEY, err, errlen);
+    /* held-out inputs first: a document in both is kept where --val put it */
     for (int i = 0; rc == 0 && i < o->n_val_inputs; i++)
-        rc = add_input(&dl, o->val_inputs[i], VAL, err, errlen);
-    if (rc == 0 && o->n_val_inputs == 0)
-        for (size_t i = 0; i < dl.n; i++)
-            if (floor((double)(i + 1) * o->val_fraction) > floor((double)i * o->val_fraction))
-                dl.v[i].split = VAL;
-    struct run r = {.o = o};
-    if (rc == 0 && !(r.tok = tokenizer_open(o->tokenizer, o->tokenizer_dir, o->tokenizer_flags, err, errlen)))
+        rc = inputs_add(&r.in, o->val_inputs[i], VAL, err, errlen);
+    for (int i = 0; rc == 0 && i < o->n_inputs; i++)
+        rc = inputs_add(&r.in, o->inputs[i], o->n_val_inputs ? TRAIN : -1, err, errlen);
+    if (rc == 0 && !(r.files = calloc(r.in.n, sizeof(*r.files)))) {
+        snprintf(err, errlen, "out of memory");
         rc = -1;
-    if (rc == 0) {
-        r.token_bytes = tokenizer_vocab_size(r.tok) > 65536 ? 4 : 2;
-        rc = fio_mkdir_p(o->out_dir, err, errlen);
     }
+    res->files = (int64_t)r.in.n;
+    if (rc == 0)
+        rc = open_tokenizer(&r, err, errlen);
+    if (rc == 0)
+        rc = fio_mkdir_p(o->out_dir, err, errlen);
     int staged = 0;
     if (rc == 0) {
         if (path_fmt(r.stage, sizeof(r.stage), err, errlen, "%s/.cod-prep-XXXXXX", o->out_dir) != 0)
@@ -566,24 +781,38 @@ int prep_run(const struct prep_opts *o, struct prep_result *res, char *err, size
         } else
             staged = 1;
     }
-    if (rc == 0)
-        rc = run_docs(&r, &dl, err, errlen);
+    for (int s = 0; s < 2; s++)
+        sink_init(&r.sink[s], r.stage, split_name[s], r.token_bytes, o->shard_tokens);
+    if (rc == 0) {
+        progress_start(&r.pg, o->progress < 0 ? isatty(2) : o->progress, tokenizer_name(r.tok), r.in.bytes);
+        rc = run_inputs(&r, err, errlen);
+        if (rc == 0)
+            draw(&r, r.in.bytes, r.text_done, 1);
+        else if (r.pg.on)
+            fputc('\n', stderr);
+    }
     for (int s = 0; rc == 0 && s < 2; s++)
-        if (r.sb[s].ids.n)
-            rc = write_shard(&r, s, r.sb[s].ids.n, err, errlen);
+        rc = sink_finish(&r.sink[s], err, errlen);
+    for (int s = 0; s < 2; s++) {
+        sink_abort(&r.sink[s]);
+        res->split[s].shards = r.sink[s].shards;
+    }
     if (rc == 0)
-        rc = write_meta(&r, &dl, err, errlen);
+        rc = check_counts(&r, err, errlen);
+    if (rc == 0)
+        rc = write_meta(&r, err, errlen);
     if (rc == 0)
         rc = commit(&r, err, errlen);
     if (staged)
         remove_stage(r.stage);
-    for (int s = 0; s < 2; s++) {
-        res->split[s] = r.sb[s].res;
-        res->split[s].shards = r.sb[s].shards;
-        tok_ids_free(&r.sb[s].ids);
-    }
+    for (int i = 0; r.sess && i < r.threads; i++)
+        tok_session_free(r.sess[i]);
+    free(r.sess);
     tokenizer_close(r.tok);
-    doclist_free(&dl);
-    res->seconds = now() - t0;
+    dedup_free(&r.seen);
+    jl_key_free(&r.key);
+    free(r.files);
+    inputs_free(&r.in);
+    res->seconds = progress_now() - t0;
     return rc;
 }

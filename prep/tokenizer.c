@@ -15,7 +15,8 @@ int tok_ids_reserve(struct tok_ids *a, size_t extra)
 {
     if (a->n + extra <= a->cap)
         return 0;
-    size_t cap = a->cap ? a->cap : 1024;
+    /* from small: a batch holds an array per short document */
+    size_t cap = a->cap ? a->cap : 16;
     while (cap < a->n + extra)
         cap *= 2;
     uint32_t *v = realloc(a->v, cap * sizeof(*v));
@@ -95,32 +96,50 @@ int tok_read_file(struct tokenizer *t, const char *dir, const char *name, const 
     return 0;
 }
 
+typedef int (*open_fn)(struct tokenizer *, const char *, unsigned, char *, size_t);
+
+/* where: the files' directory, or the model file for sentencepiece */
+static struct tokenizer *open_with(const char *name, open_fn open, const char *where, unsigned flags, char *err,
+                                   size_t errlen)
+{
+    struct tokenizer *t = calloc(1, sizeof(*t));
+    if (!t) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    t->name = name;
+    t->doc_at = TOK_DOC_START;
+    t->pad_token = -1;
+    t->cuts = 1;
+    if (open(t, where, flags, err, errlen) != 0) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
 struct tokenizer *tokenizer_open(const char *name, const char *dir, unsigned flags, char *err,
                                  size_t errlen)
 {
     static const struct {
         const char *name;
-        int (*open)(struct tokenizer *, const char *, unsigned, char *, size_t);
+        open_fn open;
     } table[] = {{"gpt2", gpt2_open}, {"llama", llama_open}, {"bytes", bytes_open}, {"hf", hf_open}};
     if (!dir)
         dir = TOK_DEFAULT_DIR;
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        if (strcmp(name, table[i].name) != 0)
-            continue;
-        struct tokenizer *t = calloc(1, sizeof(*t));
-        if (!t) {
-            snprintf(err, errlen, "out of memory");
-            return NULL;
-        }
-        t->name = table[i].name;
-        if (table[i].open(t, dir, flags, err, errlen) != 0) {
-            free(t);
-            return NULL;
-        }
-        return t;
-    }
-    snprintf(err, errlen, "unknown tokenizer '%s' (want gpt2, llama, bytes or hf)", name);
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        if (strcmp(name, table[i].name) == 0)
+            return open_with(table[i].name, table[i].open, dir, flags, err, errlen);
+    if (!strcmp(name, "sentencepiece"))
+        snprintf(err, errlen, "the sentencepiece tokenizer needs a model file (--tokenizer-model FILE.model)");
+    else
+        snprintf(err, errlen, "unknown tokenizer '%s' (want gpt2, llama, bytes, sentencepiece or hf)", name);
     return NULL;
+}
+
+struct tokenizer *tokenizer_open_model(const char *model, unsigned flags, char *err, size_t errlen)
+{
+    return open_with("sentencepiece", sentencepiece_open, model, flags, err, errlen);
 }
 
 void tokenizer_close(struct tokenizer *t)
@@ -135,6 +154,9 @@ void tokenizer_close(struct tokenizer *t)
 const char *tokenizer_name(const struct tokenizer *t) { return t->name; }
 uint32_t tokenizer_vocab_size(const struct tokenizer *t) { return t->vocab_size; }
 uint32_t tokenizer_doc_token(const struct tokenizer *t) { return t->doc_token; }
+int tokenizer_doc_token_at(const struct tokenizer *t) { return t->doc_at; }
+int64_t tokenizer_pad_token(const struct tokenizer *t) { return t->pad_token; }
+int tokenizer_can_cut(const struct tokenizer *t) { return t->cuts; }
 const char *tokenizer_files(const struct tokenizer *t) { return t->files; }
 
 struct tok_session {

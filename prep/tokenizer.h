@@ -8,15 +8,21 @@
  *          (prep/tokenizer_hf.c): byte-level BPE (GPT-2, Llama 3, Qwen2) or
  *          SentencePiece-style BPE (Llama 2, Mistral); the vocabulary and doc
  *          token are the file's
+ *   sentencepiece  any SentencePiece .model file, through libsentencepiece
+ *          (prep/tokenizer_sentencepiece.c): T5's spiece.model, LLaMA's tokenizer.model
  *
  * A tokenizer is read-only once open and is shared by every thread; each
  * thread encodes through its own tok_session (scratch memory and a cache).
- * Every encoder is lossless: decode(encode(text)) == text for any bytes,
- * invalid UTF-8 included.
+ * gpt2, llama and bytes are lossless: decode(encode(text)) == text for any
+ * bytes, invalid UTF-8 included. sentencepiece is what its model makes it:
+ * T5's normalises text (NFKC, whitespace runs made one, newlines gone).
  *
- * In a token stream (a shard), every document is preceded by the
- * tokenizer's doc token: <|endoftext|> (50256) for gpt2 as llm.c does, <s>
- * (1) for llama as LLaMA was trained, 256 for bytes. */
+ * In a token stream (a shard), every document is marked by the
+ * tokenizer's doc token, before it (TOK_DOC_START): <|endoftext|> (50256)
+ * for gpt2 as llm.c does, <s> (1) for llama as LLaMA was trained, 256 for
+ * bytes, and a SentencePiece model's <s> where it has one (LLaMA's); or
+ * after it (TOK_DOC_END): a SentencePiece model without <s> has its </s>
+ * appended to each document, as T5 was trained (</s> 1, pad 0). */
 #ifndef COD_PREP_TOKENIZER_H
 #define COD_PREP_TOKENIZER_H
 
@@ -28,6 +34,10 @@
 
 /* tokenizer_open flags */
 #define TOK_NO_CHECKSUM 1u /* accept tokenizer files whose sha256 is not the pinned one */
+
+/* where the doc token goes */
+#define TOK_DOC_START 0
+#define TOK_DOC_END 1
 
 /* tok_encode / tok_decode flags */
 #define TOK_ALLOW_SPECIAL 1u /* gpt2: the text "<|endoftext|>" becomes token 50256 */
@@ -59,11 +69,20 @@ struct tok_session;
  * fault (for hf: the field of a tokenizer.json of a kind it does not read). */
 struct tokenizer *tokenizer_open(const char *name, const char *dir, unsigned flags, char *err,
                                  size_t errlen);
+/* The "sentencepiece" tokenizer of a .model file. NULL on failure, as above. */
+struct tokenizer *tokenizer_open_model(const char *model, unsigned flags, char *err, size_t errlen);
 void tokenizer_close(struct tokenizer *t);
 
 const char *tokenizer_name(const struct tokenizer *t);
 uint32_t tokenizer_vocab_size(const struct tokenizer *t);
 uint32_t tokenizer_doc_token(const struct tokenizer *t);
+/* TOK_DOC_START or TOK_DOC_END */
+int tokenizer_doc_token_at(const struct tokenizer *t);
+/* The id that pads a sequence, -1 when the tokenizer has none. */
+int64_t tokenizer_pad_token(const struct tokenizer *t);
+/* Whether a document may be cut at tok_split_point() and its pieces
+ * encoded apart; 0: it must be encoded whole. */
+int tokenizer_can_cut(const struct tokenizer *t);
 /* The files the tokenizer was read from, as "name sha256" lines (may be ""). */
 const char *tokenizer_files(const struct tokenizer *t);
 
@@ -77,9 +96,10 @@ int tok_encode(struct tok_session *s, const unsigned char *text, size_t len, uns
 int tok_decode(const struct tokenizer *t, const uint32_t *ids, size_t n, unsigned flags,
                struct tok_text *out, char *err, size_t errlen);
 
-/* A cut point near `want` (0 < cut <= len) at which every tokenizer here
- * encodes the two halves exactly as it encodes the whole: a space between
- * two ASCII letters. Returns len when no such point lies in [want, len). */
+/* A cut point near `want` (0 < cut <= len) at which every tokenizer that
+ * can cut encodes the two halves exactly as it encodes the whole: a space
+ * between two ASCII letters. Returns len when no such point lies in
+ * [want, len). */
 size_t tok_split_point(const unsigned char *text, size_t len, size_t want);
 
 #endif

@@ -9,6 +9,9 @@
 struct tokenizer {
     const char *name;
     uint32_t vocab_size, doc_token;
+    int doc_at;        /* TOK_DOC_START (set before open) or TOK_DOC_END */
+    int64_t pad_token; /* -1 (set before open): none */
+    int cuts;          /* tok_split_point's cuts hold (set before open); 0: a document is encoded whole */
     char files[512]; /* "name sha256\n" per file read */
     void *impl;
     void *(*session_new)(const void *impl);
@@ -25,6 +28,7 @@ int llama_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, 
 int bytes_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, size_t errlen);
 /* dir: a tokenizer.json, or a folder holding one */
 int hf_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, size_t errlen);
+int sentencepiece_open(struct tokenizer *t, const char *model, unsigned flags, char *err, size_t errlen);
 
 /* Reads DIR/NAME, checks its sha256 against `pinned` unless TOK_NO_CHECKSUM,
  * and notes it in t->files. Same contract as fio_read_file(). */

@@ -6,15 +6,20 @@
 # `scripts/deps.sh test` adds what only the tests need: Chromium for the
 # dashboard test, clang with libFuzzer and OpenMP's header for the fuzz
 # harnesses (tests/fuzz/), the sqlite3 shell (the other process that holds
-# the server's database in tests/server_faults.sh), and the OpenAPI
+# the server's database in tests/server_faults.sh), gzip, zstd and xz (the
+# compressed inputs of tests/prep_formats.sh) and sentencepiece (spm_train
+# and spm_encode, tests/prep_sentencepiece.sh), and the OpenAPI
 # validator for tests/openapi.sh (an npm package pinned by
 # tests/openapi/package-lock.json, installed once into
 # var/cache/openapi-validator; npm's cache is var/cache/npm/.npm, as for
 # the corpus, so a second machine state reuses what it fetched).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libicu-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
-[ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev)
+# cod-prep reads compressed inputs with zlib, libzstd and liblzma and runs
+# SentencePiece models with libsentencepiece
+pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libicu-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates
+      zlib1g-dev libzstd-dev liblzma-dev libsentencepiece-dev)
+[ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev gzip zstd xz-utils sentencepiece)
 [ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils)
 missing=()
 for p in "${pkgs[@]}"; do

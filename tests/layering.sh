@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The map of ARCHITECTURE.md holds: every #include of a part names only the
 # parts it may use, no two files of a part call each other in a circle (nm,
-# tsort), and cod-server carries no trainer, kernel or tokenizer code (nm),
-# nor OpenBLAS or OpenMP (ldd).
+# tsort), cod-server carries no trainer, kernel or tokenizer code (nm),
+# nor OpenBLAS or OpenMP (ldd), and the trainer's programs link none of
+# cod-prep's libraries.
 cd "$(dirname "$0")/.." && . tests/lib.sh
 # part: the parts it may include besides itself (build/ is generated code)
 declare -A may=(
@@ -15,7 +16,7 @@ for part in "${!may[@]}"; do
     while IFS= read -r line; do
         file=${line%%:*} inc=${line#*#include \"} inc=${inc%%\"*} to=${inc%%/*}
         case " $part build ${may[$part]} " in *" $to "*) ;; *) bad+=("$file includes $inc") ;; esac
-    done < <(grep -rn '^#include "' --include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' "$part")
+    done < <(grep -rn '^#include "' --include='*.c' --include='*.cc' --include='*.h' --include='*.cu' --include='*.cuh' "$part")
 done
 check "every #include keeps to ARCHITECTURE.md's table" test ${#bad[@]} -eq 0
 for b in "${bad[@]}"; do echo "  $b"; done
@@ -37,6 +38,12 @@ check "cod-server defines none of their symbols" test -z "$leaked"
 [ -n "$leaked" ] && echo "$leaked" | head -5 | sed 's/^/  /'
 check "cod-server does not load OpenBLAS or OpenMP" bash -c "! ldd bin/cod-server | grep -E 'openblas|gomp'"
 check "cod-worker does (the check can tell)" bash -c "ldd bin/cod-worker | grep -q openblas"
+# cod-prep's readers and tokenizers stay in cod-prep: the trainer's programs
+# (and the GPU bundle that carries their libraries) link none of theirs
+# (libcurl may load libzstd for itself)
+check "cod-train and cod-worker link no library of cod-prep's (sentencepiece, zstd, lzma, PCRE2)" \
+    bash -c "! readelf -d bin/cod-train bin/cod-worker | grep NEEDED | grep -E 'sentencepiece|zstd|lzma|pcre2'"
+check "cod-prep does (the check can tell)" bash -c "readelf -d bin/cod-prep | grep NEEDED | grep -q sentencepiece"
 
 # Calls between the files of a part go one way: each object's undefined
 # symbols resolved to the object of the same folder that defines them make

@@ -8,10 +8,11 @@ SPID=
 cleanup() { [ -n "$SPID" ] && { kill -9 "$SPID"; wait "$SPID"; } 2>/dev/null; rm -rf "$t"; }
 trap cleanup EXIT
 
-# Tiny byte-level shards for specs to point at.
+# Tiny byte-level shards for specs to point at (one document, all of it
+# to train on: the specs use the training shards for val too).
 make_data() {
     head -c 30000 /dev/urandom | base64 > "$t/text.txt"
-    bin/cod-prep --tokenizer bytes --out "$t/data" "$t/text.txt" >/dev/null 2>&1
+    bin/cod-prep --tokenizer bytes --val-fraction 0 --out "$t/data" "$t/text.txt" >/dev/null 2>&1
 }
 spec() { # extra top-level fields (JSON members), may be empty; $TRAIN, $RES replace the train and resources objects
     printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s/data/train_*.bin", "val": "%s/data/train_*.bin"}, "train": %s, "resources": %s%s}' \

@@ -372,8 +372,32 @@ static void test_empty_and_decode_errors(void)
         tok_text_free(&out);
     }
     char err[512];
-    CHECK(!tokenizer_open("sentencepiece", NULL, 0, err, sizeof(err)), "unknown name accepted");
-    CHECK(strstr(err, "unknown tokenizer"), "message: %s", err);
+    CHECK(!tokenizer_open("gpt5", NULL, 0, err, sizeof(err)), "unknown name accepted");
+    CHECK(strstr(err, "unknown tokenizer 'gpt5'"), "message: %s", err);
+    CHECK(!tokenizer_open("sentencepiece", NULL, 0, err, sizeof(err)), "sentencepiece opened without a model");
+    CHECK(strstr(err, "--tokenizer-model"), "message: %s", err);
+    CHECK(!tokenizer_open_model("/nonexistent/spiece.model", 0, err, sizeof(err)), "a missing model opened");
+    CHECK(strstr(err, "/nonexistent/spiece.model: No such file"), "message: %s", err);
+    /* a file that is not a serialized ModelProto */
+    CHECK(!tokenizer_open_model(TOK_DEFAULT_DIR "/llama-vocab.txt", 0, err, sizeof(err)), "a vocabulary opened as a model");
+    CHECK(strstr(err, "llama-vocab.txt: not a SentencePiece model"), "message: %s", err);
+}
+
+/* Every tokenizer here marks a document with a token before it and has no pad. */
+static void test_doc_token_placement(void)
+{
+    struct tokenizer *all[] = {gpt2, llama, bytes};
+    const uint32_t doc[] = {50256, 1, 256};
+    for (size_t k = 0; k < 3; k++) {
+        if (!all[k])
+            continue;
+        CHECK(tokenizer_doc_token(all[k]) == doc[k], "%s: doc token %u", tokenizer_name(all[k]),
+              tokenizer_doc_token(all[k]));
+        CHECK(tokenizer_doc_token_at(all[k]) == TOK_DOC_START, "%s: doc token after", tokenizer_name(all[k]));
+        CHECK(tokenizer_pad_token(all[k]) == -1, "%s: pad %lld", tokenizer_name(all[k]),
+              (long long)tokenizer_pad_token(all[k]));
+        CHECK(tokenizer_can_cut(all[k]), "%s: cannot cut", tokenizer_name(all[k]));
+    }
 }
 
 /* Writes a copy of the real tokenizer file SRC into DIR/NAME with a change. */
@@ -488,6 +512,7 @@ int main(void)
     RUN(test_fuzz_round_trip);
     RUN(test_split_points);
     RUN(test_empty_and_decode_errors);
+    RUN(test_doc_token_placement);
     RUN(test_corrupt_files);
     tokenizer_close(gpt2);
     tokenizer_close(llama);
