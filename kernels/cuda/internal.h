@@ -42,6 +42,16 @@ void *cuda_scratch(size_t bytes, const char *op);
  * the old memory can no longer be replayed. */
 unsigned long cuda_scratch_generation(void);
 
+/* library.cu: a library cod does not link, opened by soname (the loader's
+ * path, then the toolkit's lib64) with its entry points resolved into the
+ * slots; NULL with why (what: the library in words) */
+struct cuda_symbol {
+    void **slot;
+    const char *name;
+};
+void *cuda_open_library(const char *soname, const char *what, const struct cuda_symbol *syms,
+                        size_t n, char *why, size_t len);
+
 /* graph.cu: the table's recording entries */
 int cuda_record_begin(char *err, size_t errlen);
 recording *cuda_record_end(char *err, size_t errlen);
