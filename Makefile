@@ -82,7 +82,8 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
 CUDA_DEFS = -DCOD_HAVE_CUDA
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
-GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/test_emu build/gpu/bench_train_cuda
+GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/test_emu build/gpu/bench_train_cuda \
+            build/gpu/test_cudnn_graphs
 endif
 endif
 

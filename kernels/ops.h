@@ -52,6 +52,10 @@ struct ops {
 
     /* 0, or -1 with err naming the first fault ("op: what"); sticky */
     int (*error)(char *err, size_t errlen);
+    /* What the backend chose at run time that a run's log says once: which
+     * attention the last attention op ran, and why (the CUDA backend has
+     * cuDNN's and its own); NULL before any. A NULL entry: one attention. */
+    const char *(*attention_choice)(void);
 
     /* Recording a sequence of ops once and replaying it (CUDA graphs: one
      * launch for a whole micro-batch instead of one per op); all four NULL

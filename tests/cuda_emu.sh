@@ -10,7 +10,12 @@
 # variant; the CUDA-core attention; a repeated step; the recorded
 # micro-batch replayed as a graph), and cod-train on cuda:0 (fault: an
 # injected device fault stops a run as an error naming the op; moves: a run
-# goes from the CPU to the GPU and back) and the GPU benchmark's program.
+# goes from the CPU to the GPU and back) and the GPU benchmark's program;
+# which attention runs (cuDNN is absent under the emulator: cod's kernels,
+# the run's log saying why; COD_ATTENTION=cudnn an error saying why), and
+# cuDNN's attention graphs against the real cuDNN, as far as compiling
+# their kernels for an H100 and an A100 without a GPU (test_cudnn_graphs,
+# with the toolkit's stub driver).
 # Built by make build-tests wherever the
 # CUDA toolkit is (CI's machine); without one there is no CUDA backend to
 # check. EMU_PRESETS names the presets of test_model_cuda's presets check
@@ -36,8 +41,8 @@ status=0
 report() { # name
     local name=$1 rc
     rc=$(cat "$log_dir/$name.rc" 2>/dev/null || echo "?")
-    grep -E '^(PASS|FAIL) ' "$log_dir/$name.log" |
-        sed "/^\(PASS\|FAIL\) $name[: (]/b; s/^\(PASS\|FAIL\) /\1 $name: /"
+    grep -E '^(PASS|FAIL|SKIP) ' "$log_dir/$name.log" |
+        sed "/^\(PASS\|FAIL\|SKIP\) $name[: (]/b; s/^\(PASS\|FAIL\|SKIP\) /\1 $name: /"
     if [ "$rc" != 0 ]; then
         grep -qE '^FAIL ' "$log_dir/$name.log" || echo "FAIL $name (exit $rc)"
         grep -vE '^(PASS|FAIL) ' "$log_dir/$name.log" | tail -n 40 | sed 's/^/    /'
@@ -61,6 +66,36 @@ need_corpus
 export COD_BIN=$PWD/$bin COD_DATA=$PWD/var/data GPU_LOGS=$log_dir
 execute fault bash tests/gpu/fault.sh
 execute moves bash tests/gpu/moves.sh
+# cuDNN's graphs need a driver only to load the kernels they compile: the
+# toolkit's stub, under the name cuDNN opens
+stub=${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so
+if [ -f "$stub" ] && [ -x build/gpu/test_cudnn_graphs ]; then
+    mkdir -p "$log_dir/driver-stub" && ln -sf "$stub" "$log_dir/driver-stub/libcuda.so.1"
+    execute cudnn_graphs env LD_LIBRARY_PATH="$PWD/$log_dir/driver-stub" build/gpu/test_cudnn_graphs
+else
+    echo "SKIP cudnn_graphs: no $stub or no build/gpu/test_cudnn_graphs" > "$log_dir/cudnn_graphs.log"
+    echo 0 > "$log_dir/cudnn_graphs.rc"
+fi
+# which attention cod-train runs, and what it says: one step of a tiny model
+mkdir -p "$log_dir/attention"
+cat > "$log_dir/attention/spec.json" <<SPEC
+{"model": {"dim": 64, "n_layers": 1, "n_heads": 2, "ffn_dim": 96},
+ "data": {"train": "$COD_DATA/gpu-bytes/train_*.bin", "val": "$COD_DATA/gpu-bytes/val_*.bin"},
+ "train": {"steps": 1, "seq_len": 64, "batch_seqs": 2, "micro_batch": 2},
+ "eval": {"every": 0, "tokens": 128}, "stats": {"every": 0}, "checkpoint": {"every": 0}}
+SPEC
+attention_run() { # name, environment settings...
+    local name=$1; shift
+    env -u COD_ATTENTION -u COD_CUDA_ATTENTION "$@" "$bin/cod-train" "$log_dir/attention/spec.json" \
+        --out "$log_dir/attention/$name" --device cuda:0 > "$log_dir/attention/$name.log" 2>&1
+    echo $? > "$log_dir/attention/$name.rc"
+}
+attention_run default
+attention_run own COD_ATTENTION=own
+attention_run cores COD_CUDA_ATTENTION=cores
+attention_run cudnn COD_ATTENTION=cudnn
+attention_run bad COD_ATTENTION=flash
+attention_run both COD_ATTENTION=cudnn COD_CUDA_ATTENTION=cores
 # the GPU benchmark's program at a small shape: two updates of two
 # micro-batches each, as bench/gpu/run.sh times them at the paper's batch
 spec='{"model": {"dim": 64, "n_layers": 2, "n_heads": 2, "ffn_dim": 176, "vocab": 257},
@@ -69,7 +104,28 @@ spec='{"model": {"dim": 64, "n_layers": 2, "n_heads": 2, "ffn_dim": 176, "vocab"
 "$bin/bench_train_cuda" "${spec/, \"vocab\": 257/}" 989 4 2 2 > "$log_dir/bench_no_vocab.log" 2>&1
 no_vocab=$?
 wait
-for name in test_emu test_ops_cuda racecheck test_model_cuda fault moves; do report $name; done
+for name in test_emu test_ops_cuda racecheck test_model_cuda fault moves cudnn_graphs; do report $name; done
+# the run's log says once which attention ran, and why; a setting that
+# cannot hold stops cod-train before any work (exit 2), saying why
+says() { # run, exit status, what its output must hold
+    local a=$log_dir/attention rc
+    rc=$(cat "$a/$1.rc")
+    grep -F -- "$3" "$a/$1.log" | head -1 | sed 's/^/  /'
+    [ "$rc" = "$2" ] && [ "$(grep -cF -- "$3" "$a/$1.log")" = 1 ] ||
+        { echo "  exit $rc:"; tail -3 "$a/$1.log" | sed 's/^/  /'; return 1; }
+}
+check "attention: cuDNN absent, cod's tensor-core kernels run, the log saying why" \
+    says default 0 "] attention: cod's tensor-core kernels (cuDNN not used: cannot load libcudnn-none-in-the-emulator.so.9"
+check "attention: COD_ATTENTION=own runs cod's tensor-core kernels and says so" \
+    says own 0 "] attention: cod's tensor-core kernels (COD_ATTENTION=own)"
+check "attention: COD_CUDA_ATTENTION=cores runs the CUDA-core kernels and says so" \
+    says cores 0 "] attention: cod's CUDA-core kernels (COD_CUDA_ATTENTION=cores)"
+check "attention: COD_ATTENTION=cudnn without cuDNN stops cod-train (exit 2), saying why" \
+    says cudnn 2 "cod-train: device cuda:0: COD_ATTENTION=cudnn, but cuDNN cannot be used: cannot load libcudnn"
+check "attention: COD_ATTENTION=flash is refused, naming the variable and the value (exit 2)" \
+    says bad 2 'COD_ATTENTION must be "own" or "cudnn" (or unset), not "flash"'
+check "attention: COD_ATTENTION=cudnn with COD_CUDA_ATTENTION=cores is refused (exit 2)" \
+    says both 2 "COD_ATTENTION=cudnn and COD_CUDA_ATTENTION=cores ask for two attentions"
 check "bench_train_cuda: two updates of two micro-batches, a RESULT line with its memory" \
     grep -qE '^RESULT impl=cod .*micro_batch=4 accum=2 .*peak_gib=' "$log_dir/bench_train_cuda.log"
 check "bench_train_cuda: a spec without model.vocab is refused, naming it (exit 2)" \

@@ -35,6 +35,7 @@ struct run {
     int rank, world;
     int fault;               /* the run failed for a fault of the machine (machine_fault) */
     int told_recording;      /* note_recording has said its line */
+    int told_attention;      /* note_attention has said its line */
 };
 
 static double now(void)
@@ -306,6 +307,17 @@ static void note_recording(struct run *r)
         say(r, "micro-batches replay a recording of their ops (%s graph)", m->ops->name);
 }
 
+/* Once, where the backend chooses among attentions (ops.h): which one the
+ * step ran, and why. */
+static void note_attention(struct run *r)
+{
+    const char *c = r->m.ops->attention_choice ? r->m.ops->attention_choice() : NULL;
+    if (r->told_attention || !c)
+        return;
+    r->told_attention = 1;
+    say(r, "attention: %s", c);
+}
+
 /* A fault of the machine ends the run as an error that names what failed:
  * the device (a GPU's illegal address, a failed library call; its numbers
  * are not results, and divergence, which is one, must never be confused
@@ -439,6 +451,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         if (machine_fault(&r, step, err, errlen))
             goto out;
         note_recording(&r);
+        note_attention(&r);
         /* one collective a step: the loss, and whether any rank must stop */
         int want = hooks && hooks->should_stop ? hooks->should_stop(hooks->ctx) : TRAIN_GO_ON;
         double v[3] = {local, want == TRAIN_STOP_CHECKPOINT, want == TRAIN_STOP_ABANDON};

@@ -12,9 +12,20 @@
  * a time for the scores, then hold hd/32 columns each of the accumulators.
  * hd ≤ 128. They read q and k rotated: a copy in the scratch memory,
  * turned by rope.cu, and the gradients of q and k are turned back in place.
- * The tensor-core kernels keep their rotated copy in the state, after lse
- * and D, from the forward to the backward. This file also chooses between
- * the two implementations. */
+ * The tensor-core kernels and cuDNN keep their rotated copy in the state,
+ * after lse and D, from the forward to the backward. This file also
+ * chooses between the three implementations, at every call:
+ *   cuDNN's fused flash attention (attention_cudnn.cu), where cuDNN is
+ *     present and takes the shape (its graphs build);
+ *   else cod's tensor-core kernels (attention_mma.cu), for the head sizes
+ *     they take (multiples of 16 up to 128: every preset's);
+ *   else these.
+ * COD_ATTENTION=own keeps cuDNN out; COD_ATTENTION=cudnn makes a call
+ * that cuDNN cannot run an error saying why, never a quiet fallback;
+ * COD_CUDA_ATTENTION=cores puts every call on these kernels (slower: to
+ * tell a fault of the others from the rest's, or to run on when they are
+ * found wrong). All three keep the same state (lse, D, the rotated q and
+ * k), so a forward of one and a backward of another agree. */
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -33,41 +44,170 @@ enum {
 };
 static const unsigned FULL = 0xffffffffu;
 
-/* where the tensor-core kernels' rotated q and k start in the state: after
- * lse and D, on a 16-byte boundary for their copies into shared memory */
-static size_t rotated_at(int B, int T, int nh) { return ((size_t)2 * B * nh * T + 3) / 4 * 4; }
+/* Where D and the rotated q and k start in the state: after lse and after
+ * D, each on a 16-byte boundary (cuDNN's graphs assume it of every
+ * buffer; the tensor-core kernels copy the rotated rows into shared memory
+ * 16 bytes at a time). */
+static size_t d_at(int B, int T, int nh) { return ((size_t)B * nh * T + 3) / 4 * 4; }
+static size_t rotated_at(int B, int T, int nh) { return 2 * d_at(B, T, nh); }
 
-/* [lse | D], and where the tensor-core kernels may take this head size, the
- * rotated q and k, [B·T][2·nh·hd] bf16 (nh·hd floats a row), which the
- * forward and both backward kernels read (attention_mma.cu says why), for a
- * fraction of the memory of the activations around it */
+/* whether an implementation that reads q and k rotated from the state may
+ * run at this head size */
+static bool keeps_rotated(int hd)
+{
+    return cuda_attention_mma_takes(hd) || (hd % 8 == 0 && hd <= HD_MAX);
+}
+
+/* [lse | D], and where the tensor-core kernels or cuDNN may take this head
+ * size, the rotated q and k, [B·T][2·nh·hd] bf16 (nh·hd floats a row),
+ * which the forward and the backward read (attention_mma.cu says why),
+ * for a fraction of the memory of the activations around it */
 size_t cuda_attn_state_size(int B, int T, int nh, int hd)
 {
-    size_t n = (size_t)2 * B * nh * T;
-    return cuda_attention_mma_takes(hd) ? rotated_at(B, T, nh) + (size_t)B * T * nh * hd : n;
+    size_t lse_d = rotated_at(B, T, nh);
+    return keeps_rotated(hd) ? lse_d + (size_t)B * T * nh * hd : lse_d;
 }
 
 int cuda_attention_fallback;
 
 extern "C" void ops_cuda_fallback_attention(int on) { cuda_attention_fallback = on != 0; }
 
-/* Whether head size hd goes to the tensor-core kernels: those that take it
- * unless the tests asked for these, or COD_CUDA_ATTENTION=cores puts every
- * head size on these (slower, to tell a fault of the tensor-core kernels
- * from the rest's, or to run on when they are found wrong). */
-static bool on_tensor_cores(int hd, const char *op)
+enum impl { NONE, CORES, MMA, CUDNN };
+
+static enum ops_cuda_attention asked = OPS_CUDA_ATTENTION_ENV; /* by the tests */
+
+extern "C" void ops_cuda_set_attention(enum ops_cuda_attention which) { asked = which; }
+
+/* COD_ATTENTION (mode: ENV when unset, cuDNN's where it takes the call)
+ * and COD_CUDA_ATTENTION, read once; bad: why they cannot hold (a value
+ * neither knows, or cudnn with cores) */
+static struct {
+    int read, cores;
+    enum ops_cuda_attention mode;
+    char bad[200];
+} env;
+
+static void read_env(void)
 {
-    static int env = -1;
-    if (env < 0) {
-        const char *v = getenv("COD_CUDA_ATTENTION");
-        env = v && strcmp(v, "cores") == 0;
-        if (v && !env && *v) {
-            char why[160];
-            snprintf(why, sizeof why, "COD_CUDA_ATTENTION must be \"cores\" or unset, not \"%.80s\"", v);
-            cuda_fail(__FILE__, __LINE__, op, why);
-        }
+    if (env.read)
+        return;
+    env.read = 1;
+    const char *c = getenv("COD_CUDA_ATTENTION"), *a = getenv("COD_ATTENTION");
+    env.cores = c && strcmp(c, "cores") == 0;
+    env.mode = !a || !*a                ? OPS_CUDA_ATTENTION_ENV
+               : strcmp(a, "own") == 0   ? OPS_CUDA_ATTENTION_OWN
+               : strcmp(a, "cudnn") == 0 ? OPS_CUDA_ATTENTION_CUDNN
+                                         : OPS_CUDA_ATTENTION_ENV;
+    if (c && *c && !env.cores)
+        snprintf(env.bad, sizeof env.bad,
+                 "COD_CUDA_ATTENTION must be \"cores\" or unset, not \"%.60s\"", c);
+    else if (a && *a && env.mode == OPS_CUDA_ATTENTION_ENV)
+        snprintf(env.bad, sizeof env.bad,
+                 "COD_ATTENTION must be \"own\" or \"cudnn\" (or unset), not \"%.60s\"", a);
+    else if (env.cores && env.mode == OPS_CUDA_ATTENTION_CUDNN)
+        snprintf(env.bad, sizeof env.bad,
+                 "COD_ATTENTION=cudnn and COD_CUDA_ATTENTION=cores ask for two attentions");
+}
+
+int cuda_attention_setting(char *err, size_t len)
+{
+    read_env();
+    char why[600];
+    if (env.bad[0])
+        snprintf(err, len, "%s", env.bad);
+    else if (env.mode == OPS_CUDA_ATTENTION_CUDNN && cuda_cudnn_usable(why, sizeof why) != 0)
+        snprintf(err, len, "COD_ATTENTION=cudnn, but cuDNN cannot be used: %s", why);
+    else
+        return 0;
+    return -1;
+}
+
+/* what the last call ran, and why: the run's log says it (ops.h) */
+static char choice[720];
+
+const char *cuda_attention_choice(void) { return choice[0] ? choice : NULL; }
+
+/* the setting in force: the tests' (ops_cuda_set_attention), else the
+ * environment's; source names it for the messages */
+static enum ops_cuda_attention setting(const char **source)
+{
+    *source = asked == OPS_CUDA_ATTENTION_ENV ? "COD_ATTENTION" : "the caller";
+    return asked == OPS_CUDA_ATTENTION_ENV ? env.mode : asked;
+}
+
+/* cod's own kernels for this head size, said in choice with why */
+static enum impl own(int hd, const char *why)
+{
+    bool mma = cuda_attention_mma_takes(hd);
+    snprintf(choice, sizeof choice, "cod's %s kernels (%s)", mma ? "tensor-core" : "CUDA-core",
+             why);
+    return mma ? MMA : CORES;
+}
+
+/* cuDNN does not run this call (why): cod's own kernels, or, where cuDNN
+ * was asked for, an error */
+static enum impl without_cudnn(int hd, const char *why, const char *op)
+{
+    const char *source;
+    if (setting(&source) == OPS_CUDA_ATTENTION_CUDNN) {
+        char said[760];
+        snprintf(said, sizeof said, "cuDNN's attention, asked for by %s, cannot run: %s", source,
+                 why);
+        cuda_fail(__FILE__, __LINE__, op, said);
+        return NONE;
     }
-    return !env && !cuda_attention_fallback && cuda_attention_mma_takes(hd);
+    char note[680];
+    snprintf(note, sizeof note, "cuDNN not used: %s", why);
+    return own(hd, note);
+}
+
+/* The implementation for this call, said in choice; NONE after a failure
+ * it recorded (a setting that cannot hold, cuDNN asked for where it
+ * cannot run, a recording before cuDNN is set up for the shape). */
+static enum impl choose(int B, int T, int nh, int hd, const char *op)
+{
+    read_env();
+    if (env.bad[0]) {
+        cuda_fail(__FILE__, __LINE__, op, env.bad);
+        return NONE;
+    }
+    const char *source;
+    enum ops_cuda_attention mode = setting(&source);
+    if (cuda_attention_fallback || env.cores) {
+        const char *who =
+            cuda_attention_fallback ? "asked for by the caller" : "COD_CUDA_ATTENTION=cores";
+        if (mode == OPS_CUDA_ATTENTION_CUDNN) {
+            char why[200];
+            snprintf(why, sizeof why,
+                     "cuDNN's attention, asked for by %s, and the CUDA-core kernels, %s", source,
+                     who);
+            cuda_fail(__FILE__, __LINE__, op, why);
+            return NONE;
+        }
+        snprintf(choice, sizeof choice, "cod's CUDA-core kernels (%s)", who);
+        return CORES;
+    }
+    if (mode == OPS_CUDA_ATTENTION_OWN)
+        return own(hd, asked == OPS_CUDA_ATTENTION_ENV ? "COD_ATTENTION=own"
+                                                       : "asked for by the caller");
+    char why[600];
+    int takes = cuda_cudnn_takes(B, T, nh, hd, why, sizeof why);
+    if (takes < 0)
+        return NONE;
+    if (!takes)
+        return without_cudnn(hd, why, op);
+    snprintf(choice, sizeof choice, "%s's fused flash attention", cuda_cudnn_name());
+    return CUDNN;
+}
+
+extern "C" int ops_cuda_cudnn_usable(char *why, size_t len)
+{
+    return cuda_cudnn_usable(why, len);
+}
+
+extern "C" int ops_cuda_cudnn_takes(int B, int T, int nh, int hd, char *why, size_t len)
+{
+    return cuda_cudnn_takes(B, T, nh, hd, why, len) > 0;
 }
 
 static __device__ float warp_sum(float v)
@@ -349,14 +489,18 @@ void cuda_attention_fwd(act *out, real *state, const act *qkv, const real *cos, 
 {
     if (B * nh * T == 0)
         return;
-    if (on_tensor_cores(hd, "attention_fwd")) {
-        cuda_attention_mma_fwd(BF(out), state, (bf16 *)(state + rotated_at(B, T, nh)), BFC(qkv),
-                               cos, sin, B, T, nh, hd);
+    const char *op = "attention_fwd";
+    bf16 *rot = (bf16 *)(state + rotated_at(B, T, nh));
+    char why[600];
+    enum impl impl = choose(B, T, nh, hd, op);
+    if (impl == CUDNN && cuda_cudnn_attention_fwd(BF(out), state, rot, BFC(qkv), cos, sin, B, T,
+                                                  nh, hd, why, sizeof why) != 0)
+        impl = without_cudnn(hd, why, op);
+    if (impl == MMA)
+        cuda_attention_mma_fwd(BF(out), state, rot, BFC(qkv), cos, sin, B, T, nh, hd);
+    if (impl != CORES || !head_dim_ok(hd, op))
         return;
-    }
-    if (!head_dim_ok(hd, "attention_fwd"))
-        return;
-    const bf16 *r = rotated(qkv, cos, sin, B, T, nh, hd, "attention_fwd");
+    const bf16 *r = rotated(qkv, cos, sin, B, T, nh, hd, op);
     if (!r)
         return;
     const int BR = WARPS * FWD_RPW;
@@ -371,17 +515,22 @@ void cuda_attention_bwd(act *dqkv, const act *dout, const act *out, real *state,
 {
     if (B * nh * T == 0)
         return;
+    const char *op = "attention_bwd";
     const float *lse = state;
-    float *D = (float *)state + (size_t)B * nh * T; /* the backward's half of the state */
-    if (on_tensor_cores(hd, "attention_bwd")) {
-        cuda_attention_mma_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D,
-                               (const bf16 *)(state + rotated_at(B, T, nh)), BFC(qkv), cos, sin,
-                               B, T, nh, hd);
+    float *D = (float *)state + d_at(B, T, nh); /* the backward's part of the state */
+    const bf16 *rot = (const bf16 *)(state + rotated_at(B, T, nh));
+    char why[600];
+    enum impl impl = choose(B, T, nh, hd, op);
+    if (impl == CUDNN && cuda_cudnn_attention_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D, rot,
+                                                  BFC(qkv), cos, sin, B, T, nh, hd, why,
+                                                  sizeof why) != 0)
+        impl = without_cudnn(hd, why, op);
+    if (impl == MMA)
+        cuda_attention_mma_bwd(BF(dqkv), BFC(dout), BFC(out), lse, D, rot, BFC(qkv), cos, sin, B,
+                               T, nh, hd);
+    if (impl != CORES || !head_dim_ok(hd, op))
         return;
-    }
-    if (!head_dim_ok(hd, "attention_bwd"))
-        return;
-    const bf16 *r = rotated(qkv, cos, sin, B, T, nh, hd, "attention_bwd");
+    const bf16 *r = rotated(qkv, cos, sin, B, T, nh, hd, op);
     if (!r)
         return;
     const int BR = WARPS * BWD_RPW;

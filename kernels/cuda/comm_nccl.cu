@@ -5,7 +5,6 @@
  * the abort callback between polls. */
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
 #include <new>
 #include <unistd.h>
 
@@ -18,9 +17,6 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define NCCL_SONAME "libnccl.so." STR(NCCL_MAJOR)
-#ifndef COD_CUDA_LIBDIR /* set by the Makefile to the toolkit's lib64 */
-#define COD_CUDA_LIBDIR "/usr/local/cuda/lib64"
-#endif
 
 static struct {
     void *lib;
@@ -38,18 +34,7 @@ static int load_nccl(char *err, size_t errlen)
 {
     if (nc.lib)
         return 0;
-    void *lib = dlopen(NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!lib)
-        lib = dlopen(COD_CUDA_LIBDIR "/" NCCL_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        snprintf(err, errlen, "cannot load %s (NCCL, for a gang of GPUs): %s", NCCL_SONAME,
-                 dlerror());
-        return -1;
-    }
-    struct {
-        void **slot;
-        const char *name;
-    } syms[] = {
+    const struct cuda_symbol syms[] = {
         {(void **)&nc.GetUniqueId, "ncclGetUniqueId"},
         {(void **)&nc.CommInitRankConfig, "ncclCommInitRankConfig"},
         {(void **)&nc.CommGetAsyncError, "ncclCommGetAsyncError"},
@@ -59,14 +44,9 @@ static int load_nccl(char *err, size_t errlen)
         {(void **)&nc.CommAbort, "ncclCommAbort"},
         {(void **)&nc.GetErrorString, "ncclGetErrorString"},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
-        if (!(*syms[i].slot = dlsym(lib, syms[i].name))) {
-            snprintf(err, errlen, "%s has no %s", NCCL_SONAME, syms[i].name);
-            dlclose(lib);
-            return -1;
-        }
-    nc.lib = lib;
-    return 0;
+    nc.lib = cuda_open_library(NCCL_SONAME, "NCCL, for a gang of GPUs", syms,
+                               sizeof syms / sizeof syms[0], err, errlen);
+    return nc.lib ? 0 : -1;
 }
 
 struct nccl_comm {

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/device.h"
+#include "kernels/cuda/internal.h"
 
 extern "C" int cuda_probe(int index, char *err, size_t errlen)
 {
@@ -29,6 +30,10 @@ extern "C" int cuda_probe(int index, char *err, size_t errlen)
         snprintf(err, errlen, "cuda:%d: %s", index, cudaGetErrorString(e));
         return -1;
     }
+    /* a setting of the attention that cannot hold stops the program here,
+     * before any work */
+    if (cuda_attention_setting(err, errlen) != 0)
+        return -1;
     snprintf(err, errlen, "cuda:%d is %s (sm_%d%d, %.1f GiB)", index, p.name, p.major, p.minor,
              p.totalGlobalMem / 1073741824.0);
     return 0;

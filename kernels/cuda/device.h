@@ -10,7 +10,8 @@ extern "C" {
 #endif
 
 /* 0 when device `index` exists and can be selected; -1 with err saying why
- * ("no GPU: …", or the devices there are). */
+ * ("no GPU: …", or the devices there are, or an attention setting that
+ * cannot hold: COD_ATTENTION=cudnn where cuDNN cannot be used). */
 int cuda_probe(int index, char *err, size_t errlen);
 
 /* Bytes in use and in all on the current device (every process's use), or

@@ -42,6 +42,16 @@ void *cuda_scratch(size_t bytes, const char *op);
  * the old memory can no longer be replayed. */
 unsigned long cuda_scratch_generation(void);
 
+/* library.cu: a library cod does not link, opened by soname (the loader's
+ * path, then the toolkit's lib64) with its entry points resolved into the
+ * slots; NULL with why (what: the library in words) */
+struct cuda_symbol {
+    void **slot;
+    const char *name;
+};
+void *cuda_open_library(const char *soname, const char *what, const struct cuda_symbol *syms,
+                        size_t n, char *why, size_t len);
+
 /* graph.cu: the table's recording entries */
 int cuda_record_begin(char *err, size_t errlen);
 recording *cuda_record_end(char *err, size_t errlen);
@@ -93,9 +103,15 @@ void cuda_dot_accumulate(real *dst, const bf16 *a, const bf16 *b, size_t n, cons
 /* dst[j] += s · Σ_c partial[c][j], the chunks in order */
 void cuda_colsum_finish(real *dst, const real *partial, int chunks, int d, real s, const char *op);
 
-/* attention.cu (the CUDA-core kernels), attention_mma.cu (tensor cores)
- * and rope.cu, the rotation both take q and k through */
+/* attention.cu (the CUDA-core kernels, and the choice of kernels),
+ * attention_mma.cu (tensor cores), attention_cudnn.cu (cuDNN's fused
+ * attention) and rope.cu, the rotation they take q and k through */
 extern int cuda_attention_fallback;
+/* what the last attention ran, and why (ops.h: attention_choice) */
+const char *cuda_attention_choice(void);
+/* 0 when COD_ATTENTION and COD_CUDA_ATTENTION can hold (cuDNN, where asked
+ * for, loaded and accepted), else -1 with err: device.cu's probe asks */
+int cuda_attention_setting(char *err, size_t len);
 void cuda_rope(bf16 *dst, int ds, const bf16 *src, int ss, int N, int T, int n_vec, int hd,
                const float *cos, const float *sin, int dir);
 int cuda_attention_mma_takes(int hd);
@@ -106,5 +122,24 @@ void cuda_attention_mma_fwd(bf16 *out, float *lse, bf16 *rot, const bf16 *qkv, c
 void cuda_attention_mma_bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse,
                             float *D, const bf16 *rot, const bf16 *qkv, const float *cos,
                             const float *sin, int B, int T, int nh, int hd);
+/* cuDNN: loaded, its version accepted and a handle made for the current
+ * device: 0, else -1 with why */
+int cuda_cudnn_usable(char *why, size_t len);
+/* "cuDNN 9.19.0" */
+const char *cuda_cudnn_name(void);
+/* 1 when cuDNN takes the shape (both graphs built now or before, kept), 0
+ * when it does not (why), -1 while a step is being recorded and the graphs
+ * are not built (the recording fails) */
+int cuda_cudnn_takes(int B, int T, int nh, int hd, char *why, size_t len);
+/* As the tensor-core kernels, for a shape cuDNN takes: 0, or -1 having
+ * done nothing (why: a buffer not as aligned as the graphs assume) */
+int cuda_cudnn_attention_fwd(bf16 *out, float *lse, bf16 *rot, const bf16 *qkv, const float *cos,
+                             const float *sin, int B, int T, int nh, int hd, char *why,
+                             size_t len);
+/* fills D = rowsum(dO ⊙ O) too */
+int cuda_cudnn_attention_bwd(bf16 *dqkv, const bf16 *dout, const bf16 *out, const float *lse,
+                             float *D, const bf16 *rot, const bf16 *qkv, const float *cos,
+                             const float *sin, int B, int T, int nh, int hd, char *why,
+                             size_t len);
 
 #endif

@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
 
 #include <cublasLt.h>
 
@@ -25,9 +24,6 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define CUBLASLT_SONAME "libcublasLt.so." STR(CUBLAS_VER_MAJOR)
-#ifndef COD_CUDA_LIBDIR /* set by the Makefile to the toolkit's lib64 */
-#define COD_CUDA_LIBDIR "/usr/local/cuda/lib64"
-#endif
 
 /* the entry points used, resolved from the library by name */
 static struct {
@@ -54,23 +50,7 @@ static int load_cublaslt(const char *op)
     if (lt.tried)
         return -1;
     lt.tried = 1;
-    /* the loader's search path first, then the toolkit the build used */
-    lt.lib = dlopen(CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!lt.lib) {
-        char why[1024];
-        int n = snprintf(why, sizeof why, "cannot load %s (the CUDA %d cuBLASLt library): %s",
-                         CUBLASLT_SONAME, CUBLAS_VER_MAJOR, dlerror());
-        lt.lib = dlopen(COD_CUDA_LIBDIR "/" CUBLASLT_SONAME, RTLD_NOW | RTLD_LOCAL);
-        if (!lt.lib) {
-            snprintf(why + n, sizeof why - n, "; nor from %s: %s", COD_CUDA_LIBDIR, dlerror());
-            cuda_fail(__FILE__, __LINE__, op, why);
-            return -1;
-        }
-    }
-    struct {
-        void **slot;
-        const char *name;
-    } syms[] = {
+    const struct cuda_symbol syms[] = {
         {(void **)&lt.Create, "cublasLtCreate"},
         {(void **)&lt.GetStatusString, "cublasLtGetStatusString"},
         {(void **)&lt.Matmul, "cublasLtMatmul"},
@@ -84,16 +64,12 @@ static int load_cublaslt(const char *op)
         {(void **)&lt.MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy"},
         {(void **)&lt.MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic"},
     };
-    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-        *syms[i].slot = dlsym(lt.lib, syms[i].name);
-        if (!*syms[i].slot) {
-            char why[512];
-            snprintf(why, sizeof why, "%s has no %s", CUBLASLT_SONAME, syms[i].name);
-            cuda_fail(__FILE__, __LINE__, op, why);
-            dlclose(lt.lib);
-            lt.lib = NULL;
-            return -1;
-        }
+    char why[1024];
+    lt.lib = cuda_open_library(CUBLASLT_SONAME, "the CUDA " STR(CUBLAS_VER_MAJOR) " cuBLASLt library",
+                               syms, sizeof syms / sizeof syms[0], why, sizeof why);
+    if (!lt.lib) {
+        cuda_fail(__FILE__, __LINE__, op, why);
+        return -1;
     }
     return 0;
 }

@@ -193,6 +193,7 @@ extern "C" const struct ops ops_cuda = {
     .upload_i32 = cuda_upload_i32,
     .to_act = cuda_to_act,
     .error = cuda_error,
+    .attention_choice = cuda_attention_choice,
     .record_begin = cuda_record_begin,
     .record_end = cuda_record_end,
     .replay = cuda_replay,

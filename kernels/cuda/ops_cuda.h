@@ -1,9 +1,11 @@
 /* The CUDA backend's ops table, callable from C. act is bf16 in device
  * memory; real (master weights, gradients, Adam's moments, norm and softmax
  * statistics, losses) is fp32. Matmuls run on the tensor cores through
- * cuBLASLt (bf16 inputs, fp32 accumulation and epilogue), attention on the
- * tensor cores through cod's own flash-attention kernels (attention_mma.cu)
- * with a CUDA-core fallback (attention.cu) for head sizes they do not take.
+ * cuBLASLt (bf16 inputs, fp32 accumulation and epilogue), attention through
+ * cuDNN's fused flash attention where cuDNN is present and takes it
+ * (attention_cudnn.cu), else on the tensor cores through cod's own
+ * flash-attention kernels (attention_mma.cu), with a CUDA-core fallback
+ * (attention.cu) for head sizes they do not take.
  * Reductions have a fixed order, so a run repeats bit for bit on a given
  * GPU and build (see README, "Repeatable runs"). */
 #ifndef COD_OPS_CUDA_H
@@ -26,6 +28,34 @@ extern const struct ops ops_cuda;
 /* 1: attention on the CUDA-core fallback kernels even where the tensor-core
  * ones apply (for checking one against the other); 0: the default. */
 void ops_cuda_fallback_attention(int on);
+
+/* Which attention runs (README, "The GPU backend"): as COD_ATTENTION says
+ * (ENV, the default: cuDNN's fused attention where it takes the call, else
+ * cod's own kernels), cod's own kernels, or cuDNN's, a call it cannot run
+ * then being an error; for the tests. */
+enum ops_cuda_attention {
+    OPS_CUDA_ATTENTION_ENV,
+    OPS_CUDA_ATTENTION_OWN,
+    OPS_CUDA_ATTENTION_CUDNN,
+};
+void ops_cuda_set_attention(enum ops_cuda_attention which);
+/* 0 when cuDNN can be used here (loaded, its version accepted, a handle
+ * made on the current device), else -1 with why. */
+int ops_cuda_cudnn_usable(char *why, size_t len);
+/* 1 when cuDNN's fused attention takes this shape on the current device
+ * (its graphs are built, and kept), else 0 with why (cuDNN absent or
+ * refused, the shape refused). */
+int ops_cuda_cudnn_takes(int B, int T, int nh, int hd, char *why, size_t len);
+/* Without a GPU: 1 when cuDNN (9.8 or later) compiles the kernels of both
+ * graphs of this shape for the device that device_json describes (cuDNN's
+ * JSON device properties), else 0 with why. Without a driver, loading the
+ * kernels fails, and that is as far as the check goes; with one, they
+ * load. */
+int ops_cuda_cudnn_compiles(const char *device_json, int B, int T, int nh, int hd, char *why,
+                            size_t len);
+/* 0 when cod uses a cuDNN of this version (cudnnGetVersion's number), else
+ * -1 with why. */
+int ops_cuda_cudnn_version_refused(size_t version, char *why, size_t len);
 
 /* Device memory the backend holds now and at most so far, in bytes
  * (everything it allocated: buffers, cuBLASLt's workspace, scratch). */

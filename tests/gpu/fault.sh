@@ -17,8 +17,10 @@ cat > "$t/spec.json" <<SPEC
  "train": {"steps": 5, "seq_len": 128, "batch_seqs": 8, "micro_batch": 8},
  "eval": {"every": 5, "tokens": 1024}, "stats": {"every": 0}, "checkpoint": {"every": 1}}
 SPEC
+# the fault goes into cod's own attention kernels' backward, wherever
+# cuDNN's would otherwise run
 for sync in 1 0; do
-    COD_CUDA_SYNC=$sync COD_CUDA_INJECT_FAULT="attention_bwd (dq)" \
+    COD_ATTENTION=own COD_CUDA_SYNC=$sync COD_CUDA_INJECT_FAULT="attention_bwd (dq)" \
         "$COD_BIN/cod-train" "$t/spec.json" --out "$t/run$sync" --device cuda:0 > "$t/run$sync.log" 2>&1
     rc=$?
     check "fault (COD_CUDA_SYNC=$sync): cod-train exits 1" \

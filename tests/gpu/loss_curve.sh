@@ -9,11 +9,14 @@
 # 1%, and when the CUDA run replayed its micro-batches from a CUDA graph
 # (the curve is then the graph's). Writes both curves to
 # $GPU_LOGS/loss_curve/curve.csv and keeps the
-# CUDA run's final checkpoint there for the export check. Run from
-# tests/gpu/run.sh.
+# CUDA run's final checkpoint there for the export check. The CUDA run
+# uses the backend's choice of attention, or the one COD_ATTENTION names
+# (own or cudnn: then its curve is in loss_curve-own or loss_curve-cudnn),
+# and its log must say once which it used. Run from tests/gpu/run.sh.
 cd "$(dirname "$0")/../.." && . tests/lib.sh
 : "${COD_BIN:?run from tests/gpu/run.sh}"
-out=${GPU_LOGS:-build/gpu/logs}/loss_curve
+att=${COD_ATTENTION:-}
+out=${GPU_LOGS:-build/gpu/logs}/loss_curve${att:+-$att}
 rm -rf "$out"
 mkdir -p "$out"
 sed "s|@DATA@|$COD_DATA/gpu-bytes|g" tests/gpu/loss_curve.json > "$out/spec.json"
@@ -31,7 +34,7 @@ start=$SECONDS
 "$COD_BIN/cod-train" "$out/spec.json" --out "$out/cuda" --device cuda:0 --progress-seconds 10 \
     > "$out/cuda.log" 2>&1
 rc=$?
-check "300 updates on cuda:0 ($((SECONDS - start)) s)" \
+check "300 updates on cuda:0${att:+ (COD_ATTENTION=$att)} ($((SECONDS - start)) s)" \
     bash -c "[ $rc -eq 0 ] || { tail -5 '$out/cuda.log'; false; }"
 # step and value of each point of one metric, "step value" per line
 points() { grep "\"name\": \"$2\"" "$1" | sed 's/.*"step": \([0-9]*\).*"value": \([^,}]*\).*/\1 \2/'; }
@@ -62,3 +65,15 @@ check "no device fault" bash -c "! grep -q 'device fault' '$out/cuda.log'"
 check "the CUDA run's micro-batches were replayed from a CUDA graph" \
     bash -c "grep -q 'micro-batches replay a recording' '$out/cuda.log' ||
              { grep -m1 'micro-batches run op by op' '$out/cuda.log'; false; }"
+# one line, and the attention asked for where one was
+says_attention() {
+    local lines
+    lines=$(grep -c '] attention: ' "$out/cuda.log")
+    grep -m1 '] attention: ' "$out/cuda.log" | sed 's/^/  /'
+    [ "$lines" -eq 1 ] || { echo "  $lines lines say it"; return 1; }
+    case $att in
+    cudnn) grep -q '] attention: cuDNN ' "$out/cuda.log" ;;
+    own) grep -q "] attention: cod's .*(COD_ATTENTION=own)" "$out/cuda.log" ;;
+    esac
+}
+check "the CUDA run's log says once which attention it ran${att:+ (COD_ATTENTION=$att)}" says_attention

@@ -9,7 +9,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limi
 echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
 echo "glibc: $(ldd --version 2>/dev/null | head -1)"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
-for lib in libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
+for lib in libcublasLt.so.13 libcudnn.so.9 libnvrtc.so.13 libnccl.so.2; do
     found=
     for d in ${LD_LIBRARY_PATH//:/ }; do [ -e "$d/$lib" ] && { found=$d/$lib; break; }; done
     echo "$lib: ${found:-not found on LD_LIBRARY_PATH}"

@@ -17,7 +17,9 @@
 #                    one checkpointed on the GPU on the CPU
 #   gang             a gang of one through cod-server, cod-worker and NCCL
 #                    equals the plain run; a gang of two where 2+ GPUs
-# Each prints PASS/FAIL lines; exits 0 only if every check passed. A check
+# Each prints PASS/FAIL lines (and SKIP lines for what this machine cannot
+# run, cuDNN's checks without a cuDNN: shown, never counted as passed);
+# exits 0 only if every check passed. A check
 # that runs past CHECK_TIMEOUT seconds (default 240; all of them together
 # took 3.5 minutes on an H100), or past CHECKS_UNTIL (a time in seconds
 # since 1970, the end of a time-boxed call: tests/gpu/plan.sh), is stopped
@@ -59,7 +61,7 @@ run_one() {
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         f=$((f + 1)); echo "FAIL $name (stopped after $limit s)"
     elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; echo "FAIL $name (exit $rc)"; fi
-    grep -E '^(PASS|FAIL) ' "$log" | sed "s/^\(PASS\|FAIL\) /\1 $name: /"
+    grep -E '^(PASS|FAIL|SKIP) ' "$log" | sed "s/^\(PASS\|FAIL\|SKIP\) /\1 $name: /"
     [ "$f" -ne 0 ] && grep -vE '^(PASS|FAIL) ' "$log" | tail -n 40 | sed 's/^/    /'
     passed=$((passed + p)); failed=$((failed + f))
     printf '%-16s %3d passed %3d failed  %4ds\n' "$name" "$p" "$f" $((SECONDS - start))

@@ -16,7 +16,11 @@
  * that. The loss, a mean over B·T tokens, gets the same bound over the
  * forward's roundings alone. A run also repeats bit for bit: the same
  * step twice gives identical gradients, and a micro-batch replayed from its
- * recording (a CUDA graph) the same numbers as one run op by op. Needs a
+ * recording (a CUDA graph) the same numbers as one run op by op. The
+ * presets and variants run the backend's default attention (cuDNN's where
+ * it takes the call); cod's own kernels and cuDNN's are asked for by name
+ * too, cuDNN's at T 128 (attention_cudnn, recorded_cudnn: a SKIP line
+ * where there is no cuDNN to use, as on the emulator). Needs a
  * GPU: tests/gpu/run.sh; or the CUDA emulator: tests/cuda_emu.sh, which
  * names the presets to check (usage: test_model_cuda [preset...]). */
 #include <math.h>
@@ -30,7 +34,10 @@
 #include "trainer/model.h"
 #include "trainer/rng.h"
 
-enum { B = 2, T = 64, VOCAB = 4096 };
+enum { B = 2, T_MAX = 128, VOCAB = 4096 };
+/* the sequence; cuDNN's checks run at 128, which every cuDNN cod accepts
+ * takes (attention_cudnn.cu) */
+static int T = 64;
 static const double U = 1.0 / 256;
 static const char *const PRESETS[] = {"llama-9m",   "llama-20m",  "llama-35m", "llama-60m",
                                       "llama-71m",  "llama-130m", "llama-250m", "llama-350m",
@@ -96,7 +103,7 @@ static int compare(const char *preset, const char *norm, int twice)
     size_t n = mc.n_params;
     real *hc = malloc(n * sizeof(real)), *hg = malloc(n * sizeof(real)),
          *h2 = malloc(n * sizeof(real));
-    int32_t tok[B * T], tgt[B * T];
+    int32_t tok[B * T_MAX], tgt[B * T_MAX];
     struct rng r;
     rng_seed(&r, 7, 0);
     for (int i = 0; i < B * T; i++) {
@@ -193,6 +200,27 @@ static void variants_fallback_attention(void)
     ops_cuda_fallback_attention(0);
 }
 
+/* cod's own attention kernels, asked for, where the default may be cuDNN's */
+static void attention_own(void)
+{
+    ops_cuda_set_attention(OPS_CUDA_ATTENTION_OWN);
+    CHECK(compare("llama-20m", "lns", 0) == 0, "llama-20m with cod's attention kernels");
+    ops_cuda_set_attention(OPS_CUDA_ATTENTION_ENV);
+}
+
+/* cuDNN's fused attention in the whole model, at the presets' three head
+ * sizes below 128 (32, 64, 48), one step twice, bit for bit */
+static void attention_cudnn(void)
+{
+    T = 128;
+    ops_cuda_set_attention(OPS_CUDA_ATTENTION_CUDNN);
+    CHECK(compare("llama-9m", "pre", 0) == 0, "llama-9m with cuDNN's attention");
+    CHECK(compare("llama-20m", "pre", 1) == 0, "llama-20m with cuDNN's attention, twice");
+    CHECK(compare("llama-35m", "pre", 0) == 0, "llama-35m with cuDNN's attention");
+    ops_cuda_set_attention(OPS_CUDA_ATTENTION_ENV);
+    T = 64;
+}
+
 static void repeatable(void)
 {
     CHECK(compare("llama-60m", "layerscale", 1) == 0, "the same step twice, bit for bit");
@@ -233,7 +261,7 @@ static void recorded(void)
         CHECK(0, "out of memory");
         goto out;
     }
-    int32_t tok[B * T], tgt[B * T];
+    int32_t tok[B * T_MAX], tgt[B * T_MAX];
     struct model *both[2] = {&a, &b};
     real *ms[2] = {am, bm}, *vs[2] = {av, bv};
     struct rng r;
@@ -290,6 +318,17 @@ out:
     model_destroy(&b);
 }
 
+/* the same with cuDNN's attention: its plans and workspace fixed before
+ * the recording, its kernels in the graph */
+static void recorded_cudnn(void)
+{
+    T = 128;
+    ops_cuda_set_attention(OPS_CUDA_ATTENTION_CUDNN);
+    recorded();
+    ops_cuda_set_attention(OPS_CUDA_ATTENTION_ENV);
+    T = 64;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1) {
@@ -305,6 +344,16 @@ int main(int argc, char **argv)
     RUN(presets);
     RUN(variants);
     RUN(variants_fallback_attention);
+    RUN(attention_own);
     RUN(repeatable);
+    /* cuDNN's, where there is a cuDNN to use (a SKIP line otherwise, never
+     * a pass; the emulator has none) */
+    char why[800];
+    if (ops_cuda_cudnn_usable(why, sizeof why) != 0) {
+        printf("SKIP attention_cudnn: %s\nSKIP recorded_cudnn: %s\n", why, why);
+    } else {
+        RUN(attention_cudnn);
+        RUN(recorded_cudnn);
+    }
     CHECK_EXIT();
 }

@@ -250,46 +250,77 @@ static void rmsnorm(void)
 }
 
 /* ---- attention, with RoPE on q and k ---- */
-static void attention_at(int B, int T, int nh, int hd)
+
+/* the implementations the backend may run: its default choice (cuDNN where
+ * it takes the call, else cod's own), cod's tensor-core kernels, cod's
+ * CUDA-core kernels, cuDNN's fused attention */
+enum attn { DEFAULT, MMA, CORES, CUDNN };
+static const char *const attn_name[] = {"default", "mma", "fallback", "cudnn"};
+
+static void use(enum attn a)
 {
-    int d = nh * hd, h2 = hd / 2;
-    size_t n = (size_t)B * T * d;
-    struct t3 cs = make_real((size_t)T * h2, 1), sn = make_real((size_t)T * h2, 1);
+    ops_cuda_fallback_attention(a == CORES);
+    ops_cuda_set_attention(a == DEFAULT ? OPS_CUDA_ATTENTION_ENV
+                           : a == CUDNN ? OPS_CUDA_ATTENTION_CUDNN
+                                        : OPS_CUDA_ATTENTION_OWN);
+}
+
+/* RoPE tables of the model's form, for sequences up to T */
+static void rope_tables(struct t3 *cs, struct t3 *sn, int T, int hd)
+{
+    int h2 = hd / 2;
+    *cs = make_real((size_t)T * h2, 1);
+    *sn = make_real((size_t)T * h2, 1);
     for (int t = 0; t < T; t++)
         for (int i = 0; i < h2; i++) {
             double a = t * pow(10000.0, -2.0 * i / hd);
-            cs.h[t * h2 + i] = (real)cos(a);
-            sn.h[t * h2 + i] = (real)sin(a);
+            cs->h[t * h2 + i] = (real)cos(a);
+            sn->h[t * h2 + i] = (real)sin(a);
         }
-    push(&cs);
-    push(&sn);
-    for (int fallback = 0; fallback <= 1; fallback++) {
-        if (!fallback && !(hd % 16 == 0 && hd <= 128))
-            continue;
-        ops_cuda_fallback_attention(fallback);
-        struct t3 qkv = make(3 * n, 1), dout = make(n, 1), out = poisoned(n),
-                  dqkv = poisoned(3 * n);
-        real *sc = C->alloc(C->attn_state_size(B, T, nh, hd)),
-             *sg = G->alloc(G->attn_state_size(B, T, nh, hd));
-        C->attention_fwd(out.c, sc, qkv.c, cs.c, sn.c, B, T, nh, hd);
-        G->attention_fwd(out.g, sg, qkv.g, cs.g, sn.g, B, T, nh, hd);
-        char what[96];
-        snprintf(what, sizeof what, "attention_fwd %s B%d T%d h%d hd%d",
-                 fallback ? "fallback" : "mma", B, T, nh, hd);
-        SAME(out, ROUND3, what);
-        /* the backward reads the forward's output; both sides get the same */
-        G->download_act(out.h, out.g, n);
-        push(&out);
-        C->attention_bwd(dqkv.c, dout.c, out.c, sc, qkv.c, cs.c, sn.c, B, T, nh, hd);
-        G->attention_bwd(dqkv.g, dout.g, out.g, sg, qkv.g, cs.g, sn.g, B, T, nh, hd);
-        snprintf(what, sizeof what, "attention_bwd %s B%d T%d h%d hd%d",
-                 fallback ? "fallback" : "mma", B, T, nh, hd);
-        SAME(dqkv, ROUND4, what);
-        C->free(sc), G->free(sg);
-        drop(&qkv), drop(&dout), drop(&out), drop(&dqkv);
-    }
-    ops_cuda_fallback_attention(0);
-    drop(&cs), drop(&sn);
+    push(cs);
+    push(sn);
+}
+
+/* The forward on one implementation and the backward on another (cuDNN
+ * and the tensor-core kernels keep the same state, so either backward
+ * follows either forward), each against the CPU. */
+static void attention_pair(int B, int T, int nh, int hd, enum attn fwd, enum attn bwd)
+{
+    size_t n = (size_t)B * T * nh * hd;
+    struct t3 cs, sn;
+    rope_tables(&cs, &sn, T, hd);
+    struct t3 qkv = make(3 * n, 1), dout = make(n, 1), out = poisoned(n), dqkv = poisoned(3 * n);
+    real *sc = C->alloc(C->attn_state_size(B, T, nh, hd)),
+         *sg = G->alloc(G->attn_state_size(B, T, nh, hd));
+    char what[128], after[40] = "";
+    use(fwd);
+    C->attention_fwd(out.c, sc, qkv.c, cs.c, sn.c, B, T, nh, hd);
+    G->attention_fwd(out.g, sg, qkv.g, cs.g, sn.g, B, T, nh, hd);
+    snprintf(what, sizeof what, "attention_fwd %s B%d T%d h%d hd%d", attn_name[fwd], B, T, nh, hd);
+    SAME(out, ROUND3, what);
+    /* the backward reads the forward's output; both sides get the same */
+    G->download_act(out.h, out.g, n);
+    push(&out);
+    use(bwd);
+    C->attention_bwd(dqkv.c, dout.c, out.c, sc, qkv.c, cs.c, sn.c, B, T, nh, hd);
+    G->attention_bwd(dqkv.g, dout.g, out.g, sg, qkv.g, cs.g, sn.g, B, T, nh, hd);
+    if (bwd != fwd)
+        snprintf(after, sizeof after, " after %s", attn_name[fwd]);
+    snprintf(what, sizeof what, "attention_bwd %s%s B%d T%d h%d hd%d", attn_name[bwd], after, B, T,
+             nh, hd);
+    SAME(dqkv, ROUND4, what);
+    use(DEFAULT);
+    C->free(sc), G->free(sg);
+    drop(&qkv), drop(&dout), drop(&out), drop(&dqkv), drop(&cs), drop(&sn);
+}
+
+/* cod's own kernels: the tensor-core ones where they take the head size,
+ * and the CUDA-core ones always */
+static void attention_at(int B, int T, int nh, int hd)
+{
+    if (hd % 16 == 0 && hd <= 128)
+        attention_pair(B, T, nh, hd, MMA, MMA);
+    attention_pair(B, T, nh, hd, CORES, CORES);
 }
 
 static void attention(void)
@@ -311,6 +342,118 @@ static void attention_small(void)
     attention_at(2, 37, 3, 16);
     attention_at(1, 300, 2, 64);
     attention_at(1, 140, 1, 128);
+}
+
+/* cuDNN's fused attention, with the tolerances of cod's tensor-core
+ * kernels (it rounds P and dS to bf16 as they do): every head size the
+ * presets use at their sequence of 256 (cuDNN must take these: where it is
+ * present and refuses one, training runs cod's kernels instead, and this
+ * fails saying why), then shapes it may refuse (each says so). A forward
+ * and a backward of cuDNN's each follow one of the tensor-core kernels. */
+static void attention_cudnn(void)
+{
+    static const struct {
+        int B, T, nh, hd, must;
+    } shapes[] = {
+        {2, 256, 4, 32, 1},   /* llama-9m */
+        {2, 256, 8, 48, 1},   /* llama-35m, -250m */
+        {4, 256, 12, 64, 1},  /* llama-130m; and -20m, -60m, -71m, -350m, -1b */
+        {1, 256, 4, 128, 1},  /* llama-7b */
+        {1, 1024, 2, 64, 1},  /* many tiles */
+        {2, 128, 3, 16, 0},   /* the smallest head size */
+        {2, 100, 2, 40, 0},   /* a head size and a sequence the presets do not use */
+        {1, 1, 1, 32, 0},     /* one position */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int B = shapes[i].B, T = shapes[i].T, nh = shapes[i].nh, hd = shapes[i].hd;
+        char why[800];
+        if (!ops_cuda_cudnn_takes(B, T, nh, hd, why, sizeof why)) {
+            printf("  cuDNN does not take B%d T%d h%d hd%d: %s\n", B, T, nh, hd, why);
+            CHECK(!shapes[i].must, "B%d T%d h%d hd%d, a preset's: %s", B, T, nh, hd, why);
+            continue;
+        }
+        attention_pair(B, T, nh, hd, CUDNN, CUDNN);
+    }
+    char why[800];
+    if (ops_cuda_cudnn_takes(2, 256, 4, 64, why, sizeof why)) {
+        attention_pair(2, 256, 4, 64, CUDNN, MMA);
+        attention_pair(2, 256, 4, 64, MMA, CUDNN);
+    }
+    CHECK(ops_cuda_cudnn_takes(2, 256, 4, 64, why, sizeof why), "B2 T256 h4 hd64: %s", why);
+}
+
+/* The state a forward of a leaves for the backward (its statistics, and
+ * q and k rotated where it keeps them), as bytes: a trace of which kernels
+ * ran. The state starts zeroed. */
+static void *state_after(enum attn a, const struct t3 *qkv, const struct t3 *cs,
+                         const struct t3 *sn, int B, int T, int nh, int hd, size_t *bytes)
+{
+    size_t n = G->attn_state_size(B, T, nh, hd);
+    real *sg = G->alloc(n), *host = malloc(n * sizeof(real));
+    act *out = G->alloc_act((size_t)B * T * nh * hd);
+    use(a);
+    G->attention_fwd(out, sg, qkv->g, cs->g, sn->g, B, T, nh, hd);
+    use(DEFAULT);
+    G->download(host, sg, n);
+    G->free(sg), G->free(out);
+    *bytes = n * sizeof(real);
+    return host;
+}
+
+/* What the backend says it runs (the run's log says it, ops.h), and that
+ * it runs it: cuDNN's attention where it takes the call, else cod's
+ * tensor-core kernels saying why not (the default's state is then the
+ * one of the implementation it names, bit for bit, and not the CUDA-core
+ * kernels'); cod's own where asked for, the CUDA-core kernels for a head
+ * size the tensor cores do not take. On the emulator, where cuDNN is
+ * absent, and on a GPU alike. */
+static void attention_choice(void)
+{
+    char why[800], want[1024];
+    const char *env = getenv("COD_ATTENTION");
+    const int B = 2, T = 128, nh = 2, hd = 64;
+    int takes = ops_cuda_cudnn_takes(B, T, nh, hd, why, sizeof why);
+    attention_pair(B, T, nh, hd, DEFAULT, DEFAULT);
+    const char *said = G->attention_choice();
+    printf("  the default: %s\n", said ? said : "(nothing)");
+    if (env && *env)
+        printf("  (COD_ATTENTION=%s in the environment: the default is not checked)\n", env);
+    else if (takes)
+        CHECK(said && strncmp(said, "cuDNN ", 6) == 0 && strstr(said, "fused flash attention"),
+              "cuDNN takes the shape, yet the backend says \"%s\"", said ? said : "");
+    else {
+        snprintf(want, sizeof want, "cod's tensor-core kernels (cuDNN not used: %s)", why);
+        CHECK(said && strcmp(said, want) == 0, "said \"%s\", not \"%s\"", said ? said : "", want);
+    }
+    if (!(env && *env)) {
+        struct t3 cs, sn, qkv = make(3 * (size_t)B * T * nh * hd, 1);
+        rope_tables(&cs, &sn, T, hd);
+        size_t bytes;
+        void *by_default = state_after(DEFAULT, &qkv, &cs, &sn, B, T, nh, hd, &bytes),
+             *named = state_after(takes ? CUDNN : MMA, &qkv, &cs, &sn, B, T, nh, hd, &bytes),
+             *cores = state_after(CORES, &qkv, &cs, &sn, B, T, nh, hd, &bytes);
+        CHECK(memcmp(by_default, named, bytes) == 0,
+              "the default's state is not the one %s leave", takes ? "cuDNN's" : "the tensor cores'");
+        CHECK(memcmp(by_default, cores, bytes) != 0, "the default's state is the CUDA-core kernels'");
+        free(by_default), free(named), free(cores);
+        drop(&qkv), drop(&cs), drop(&sn);
+    }
+    const struct {
+        enum attn a;
+        int hd;
+        const char *want;
+    } asked[] = {
+        {MMA, 64, "cod's tensor-core kernels (asked for by the caller)"},
+        {MMA, 40, "cod's CUDA-core kernels (asked for by the caller)"},
+        {CORES, 64, "cod's CUDA-core kernels (asked for by the caller)"},
+    };
+    for (size_t i = 0; i < sizeof asked / sizeof asked[0]; i++) {
+        attention_pair(2, 128, 2, asked[i].hd, asked[i].a, asked[i].a);
+        said = G->attention_choice();
+        printf("  %s, head size %d: %s\n", attn_name[asked[i].a], asked[i].hd, said ? said : "");
+        CHECK(said && strcmp(said, asked[i].want) == 0, "said \"%s\", not \"%s\"",
+              said ? said : "", asked[i].want);
+    }
 }
 
 /* ---- swiglu ---- */
@@ -479,8 +622,19 @@ static void no_errors(void)
 }
 
 #define CASES(X)                                                                           \
-    X(matmul) X(embedding) X(rmsnorm) X(attention) X(attention_small) X(swiglu) X(elementwise) \
-        X(cross_entropy) X(adam) X(reductions) X(out_of_memory)
+    X(matmul) X(embedding) X(rmsnorm) X(attention) X(attention_small) X(attention_cudnn)      \
+        X(attention_choice) X(swiglu) X(elementwise) X(cross_entropy) X(adam) X(reductions)    \
+            X(out_of_memory)
+
+/* Why a case cannot run here, or NULL: cuDNN's without a cuDNN to use (a
+ * SKIP line, never a pass; the emulator has none). */
+static const char *cannot_run(const char *name)
+{
+    static char why[800];
+    if (strcmp(name, "attention_cudnn") == 0 && ops_cuda_cudnn_usable(why, sizeof why) != 0)
+        return why;
+    return NULL;
+}
 
 /* whether the command line names the case (no names: every case) */
 static int wanted(int argc, char **argv, const char *name)
@@ -516,8 +670,13 @@ int main(int argc, char **argv)
         return 1;
     rng_seed(&R, 20240601, 1);
 #define RUN_WANTED(fn)                                                                     \
-    if (wanted(argc, argv, #fn))                                                           \
-        RUN(fn);
+    if (wanted(argc, argv, #fn)) {                                                         \
+        const char *no_ = cannot_run(#fn);                                                 \
+        if (no_)                                                                           \
+            printf("SKIP %s: %s\n", #fn, no_);                                             \
+        else                                                                               \
+            RUN(fn);                                                                       \
+    }
     CASES(RUN_WANTED)
 #undef RUN_WANTED
     RUN(no_errors);

@@ -23,13 +23,19 @@
  * running ahead of the next to a barrier and the copies landing early; a
  * result that differs (a race between threads) is a fault naming the
  * kernel. Not emulated: __launch_bounds__ (a launch
- * past them runs), NCCL, timing. */
+ * past them runs), NCCL, cuDNN (below), timing. */
 #ifndef COD_CUDA_EMU_H
 #define COD_CUDA_EMU_H
 
 #ifndef COD_CUDA_EMU
 #error "kernels/cuda/emu/emu.h belongs to the emulator build (COD_CUDA_EMU)"
 #endif
+
+/* cuDNN's kernels are closed code for the GPU, which the emulator cannot
+ * run: attention_cudnn.cu opens a library of this name, never there, so
+ * that cuDNN is absent for the emulated programs whatever the machine
+ * holds, and attention takes the path it takes on a GPU without cuDNN. */
+#define COD_CUDNN_SONAME "libcudnn-none-in-the-emulator.so.9"
 
 /* launch.sed turns every __shared__ declaration into emu::shared's; one
  * it could not read stops the build here, by this name */
