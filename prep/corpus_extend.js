@@ -50,6 +50,10 @@ const SOURCES = {
     'postgresql-doc': 'html directory', 'rust-doc+': 'an mdBook html directory', 'django-doc': 'html directory',
     'debian-handbook': 'html/en-US directory', 'debian-reference': 'html directory',
     'developers-reference': 'html directory', 'debian-policy': 'html directory', 'r-doc': 'html manual directory',
+    'perl-modules': 'perl library directory', 'manpages+': 'a manual pages package directory', 'crawl': 'dat/descript directory',
+    'sqlite-doc': 'html directory', 'apache-doc': 'html manual/en directory', 'nodejs-doc': 'html api directory',
+    'exim-doc': 'html spec directory', 'octave-doc': 'html directory', 'sphinx-doc': 'html directory',
+    'cmake-doc': 'html directory', 'erlang-doc': 'html directory', 'ghc-doc': 'html users_guide directory',
 };
 const FIRST_NEW = 'gcide';
 const [OUT, DEFAULT, ...specs] = process.argv.slice(2);
@@ -181,14 +185,26 @@ const READ = {
     'developers-reference': manuals.html,
     'debian-policy': manuals.html,
     'r-doc': manuals.html,
+    'perl-modules': manuals.pod,
+    manpages: (pkg) => manuals.man(path.join(pkg, 'usr/share/man')).map(([n, t]) => [path.basename(pkg) + '-' + n, t]),
+    crawl: games.crawl,
 };
+for (const m of ['sqlite', 'apache', 'nodejs', 'exim', 'octave', 'sphinx', 'cmake', 'erlang', 'ghc'])
+    READ[m + '-doc'] = manuals.html;
 
 // A later source's documents: each paragraph seen before in any document
 // goes, and the documents whose "source/name" hashes to 0 mod 10 are held
 // out.
 function addNewSource(source, docs) {
     let kept = 0, bytes = 0, val = 0;
-    for (const [name, raw] of docs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) {
+    docs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    docs.forEach(([name], i) => {
+        if (i && docs[i - 1][0] === name) {
+            console.error(`corpus_extend.js: two documents of ${source} are named ${name}`);
+            process.exit(1);
+        }
+    });
+    for (const [name, raw] of docs) {
         const paras = paragraphs(normalize(Buffer.from(raw, 'utf8'))).filter((p) => fresh(p));
         if (!paras.length) continue;
         const text = paras.join('\n\n') + '\n';

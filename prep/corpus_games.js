@@ -3,11 +3,14 @@
 //   wesnoth(DIR)     Battle for Wesnoth's campaigns (WML, data/campaigns):
 //                    one document per scenario or unit file
 //   endlessSky(DIR)  Endless Sky's data/*.txt: one document per file
+//   crawl(DIR)       Dungeon Crawl Stone Soup's descriptions (dat/descript,
+//                    English only): its entries in documents of ~100 kB
 // Only the strings the player reads as story are kept: in WML the
 // translatable (`_ "..."`) values of story=, message= and description=,
 // in Endless Sky the lines of conversations and the description,
 // spaceport, dialog and log strings. Names, objectives, unit statistics and
-// every other key go. A string that still holds markup (a WML variable
+// every other key go; of Crawl's entries ("%%%%" between them, the key on
+// the first line) the key and comments go. A string that still holds markup (a WML variable
 // `$x` or macro `{X}`) goes; Pango tags go; Endless Sky's placeholders for
 // the player and the ship become a name, its generated jobs' files (names
 // of cargo, pay and destinations) are left out. Each string is one
@@ -15,7 +18,7 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
-const { walk, isProse } = require('./corpus_text');
+const { walk, paragraphs, isProse, chunk } = require('./corpus_text');
 
 const clean = (s) => s.replace(/<[^<>]*>/g, '').replace(/\s+/g, ' ').trim();
 
@@ -50,4 +53,15 @@ function endlessSky(dir) {
     return docs;
 }
 
-module.exports = { wesnoth, endlessSky };
+function crawl(dir) {
+    const docs = [];
+    for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.txt')).sort()) {
+        const entries = fs.readFileSync(path.join(dir, f), 'utf8').split(/^%%%%$/m).map((e) =>
+            paragraphs(e.split('\n').filter((l) => !l.startsWith('#')).join('\n').replace(/^\s*[^\n]*\n/, ''))
+                .filter(isProse).join('\n\n')).filter(Boolean);
+        docs.push(...chunk(path.basename(f, '.txt'), entries));
+    }
+    return docs;
+}
+
+module.exports = { wesnoth, endlessSky, crawl };

@@ -1,9 +1,10 @@
 // The prose of the larger manuals in Debian main, one document per page or
 // source file, for prep/corpus_extend.js. Each reader knows its markup:
 //   rst(DIR)       reStructuredText (Python's html/_sources/**/*.rst.txt)
-//   pod(DIR)       Perl's POD (perl-doc's pod/*.pod)
+//   pod(DIR)       Perl's POD (perl-doc's pod/*.pod, the core modules' *.pm)
 //   asciidoc(DIR)  Git's manual pages and guides (git-doc's *.txt)
-//   html(DIR)      DocBook or mdBook HTML (PostgreSQL's manual, the Rust
+//   man(DIR)       manual pages (man-db's roff, gzipped)
+//   html(DIR)      DocBook, Sphinx or mdBook HTML (PostgreSQL's manual, the Rust
 //                  books): the page's <main> where there is one
 // What goes: code blocks and literal blocks, interactive sessions, tables,
 // synopses, option and definition lists' terms, headings, directives and
@@ -15,16 +16,19 @@
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const zlib = require('zlib');
 const { walk, paragraphs, isProse, decodeEntities } = require('./corpus_text');
 
 const prose = (text) => paragraphs(text).filter(isProse).join('\n\n');
 
-// [name, prose] for each file of dir that `want` picks, `extract` reading it
+// [name, prose] for each file of dir that `want` picks, `extract` reading
+// its text (gunzipped if it ends in .gz)
 function readAll(dir, want, extract, suffix) {
     const docs = [];
     for (const file of walk(dir, want)) {
-        const text = prose(extract(fs.readFileSync(file, 'utf8')));
-        if (text) docs.push([path.relative(dir, file).replace(suffix, '').replace(/[^A-Za-z0-9.-]+/g, '_'), text]);
+        const raw = fs.readFileSync(file);
+        const text = prose(extract((file.endsWith('.gz') ? zlib.gunzipSync(raw) : raw).toString('utf8')));
+        if (text) docs.push([path.relative(dir, file).replace(suffix, '').replace(/\//g, '_').replace(/[^A-Za-z0-9._-]/g, '-'), text]);
     }
     return docs;
 }
@@ -83,12 +87,20 @@ function rstText(src) {
 }
 const rst = (dir) => readAll(dir, (f) => f.endsWith('.rst.txt') || f.endsWith('.txt'), rstText, /\.(rst\.)?txt$/);
 
-// POD: command paragraphs (=head1, =item, =begin ... =end) and verbatim
-// ones (indented) go; the formatting codes keep their text.
+// POD: of a module, only its POD (from a line "=command" to "=cut");
+// command paragraphs (=head1, =item, =begin ... =end) and verbatim ones
+// (indented) go; the formatting codes keep their text.
 function podText(src) {
+    const pod = [];
+    let inPod = false;
+    for (const line of src.split('\n')) {
+        if (/^=cut\b/.test(line)) inPod = false;
+        else if (/^=[a-zA-Z]/.test(line)) inPod = true;
+        if (inPod) pod.push(line);
+    }
     const out = [];
     let skipping = false;
-    for (const para of src.split(/\n\s*\n/)) {
+    for (const para of pod.join('\n').split(/\n\s*\n/)) {
         if (/^=begin\b/.test(para)) { skipping = true; continue; }
         if (/^=end\b/.test(para)) { skipping = false; continue; }
         if (skipping || /^[=\s]/.test(para)) continue;
@@ -105,7 +117,7 @@ function podText(src) {
     }
     return text;
 }
-const pod = (dir) => readAll(dir, (f) => f.endsWith('.pod'), podText, /\.pod$/);
+const pod = (dir) => readAll(dir, (f) => /\.(pod|pm)$/.test(f), podText, /\.(pod|pm)$/);
 
 // AsciiDoc as Git writes it: delimited listing and literal blocks,
 // [verse] and other blocks named by an attribute line, indented literal
@@ -148,6 +160,48 @@ function asciidocText(src) {
 }
 const asciidoc = (dir) => readAll(dir, (f, p) => f.endsWith('.txt') && !/RelNotes/.test(p), asciidocText, /\.txt$/);
 
+// roff with the man macros: the SYNOPSIS, EXAMPLES, SEE ALSO, ATTRIBUTES
+// and COLOPHON sections, no-fill, example and table blocks, the tags of
+// tagged paragraphs and comments go; font macros (.B, .BR, ...) keep their
+// words, escapes become their characters. A page that only includes
+// another (.so) is nothing.
+const ROFF_CHARS = { em: '—', en: '–', aq: "'", dq: '"', lq: '“', rq: '”', oq: '‘', cq: '’', mu: '×', bu: '•', co: '©', rg: '®', ti: '~', ha: '^' };
+const MAN_SKIP = /^(SYNOPSIS|EXAMPLES?|SEE ALSO|ATTRIBUTES|COLOPHON)$/;
+function manText(src) {
+    const out = [];
+    let skipSection = false, block = null, dropTag = false;
+    for (const line of src.split('\n')) {
+        const req = /^[.'](\S+)\s*(.*)$/.exec(line);
+        if (block) {
+            if (req && req[1] === block) block = null;
+            continue;
+        }
+        if (req) {
+            const [, name, args] = req;
+            if (name === 'SH') skipSection = MAN_SKIP.test(args.replace(/"/g, '').trim());
+            else if (name === 'nf') block = 'fi';
+            else if (name === 'EX') block = 'EE';
+            else if (name === 'TS') block = 'TE';
+            else if (name === 'so') return '';
+            else if (/^(B|I|BR|RB|IR|RI|BI|IB|SM|SB)$/.test(name) && !dropTag && !skipSection) {
+                const words = args.match(/"[^"]*"|\S+/g) || [];
+                out.push(words.map((w) => w.replace(/^"|"$/g, '')).join(name.length === 2 ? '' : ' '));
+                continue;
+            }
+            dropTag = name === 'TP';
+            if (!/^(B|I|BR|RB|IR|RI|BI|IB|SM|SB)$/.test(name)) out.push('');
+            continue;
+        }
+        if (skipSection) continue;
+        if (dropTag) { dropTag = false; continue; }
+        out.push(line);
+    }
+    return out.join('\n').replace(/\\"[^\n]*/g, '').replace(/\\f(\[[^\]]*\]|\(..|.)/g, '')
+        .replace(/\\\((..)|\\\[(\w\w)\]|\\\*\((..)/g, (m, a, b, c) => ROFF_CHARS[a || b || c] || '')
+        .replace(/\\[-e]/g, (m) => (m === '\\-' ? '-' : '\\')).replace(/\\[&%:c]/g, '').replace(/\\[ ~]/g, ' ');
+}
+const man = (dir) => readAll(dir, (f) => /\.\w+\.gz$/.test(f), manText, /\.gz$/);
+
 // HTML: the page's <main> if it has one; scripts, code blocks, tables,
 // synopses, navigation and headings go; block elements end paragraphs.
 function htmlText(src) {
@@ -160,7 +214,10 @@ function htmlText(src) {
         .replace(/<[^>]*>/g, '');
     return decodeEntities(s);
 }
-const html = (dir, want = () => true) =>
-    readAll(dir, (f, p) => f.endsWith('.html') && !/^(print|toc|404|search|index)\.html$/.test(f) && want(p), htmlText, /\.html$/);
+// Pages that repeat others whole (a book on one page: print.html, Node's
+// all.html, the Developer's Reference as developers-reference.html) or list
+// them are left out.
+const html = (dir) => readAll(dir, (f) => f.endsWith('.html') && f !== path.basename(dir) + '.html' &&
+    !/^(print|all|toc|404|search|index|genindex|py-modindex)\.html$/.test(f), htmlText, /\.html$/);
 
-module.exports = { rst, pod, asciidoc, html };
+module.exports = { rst, pod, asciidoc, man, html };

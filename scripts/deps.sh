@@ -2,7 +2,8 @@
 # Installs the Debian packages that building, testing and the demo need,
 # and only those that are missing. Both README commands call it;
 # `scripts/deps.sh corpus-extended` adds libsword-utils (mod2imp, which
-# reads the World English Bible for `make corpus CORPUS=extended`);
+# reads the Bible and the commentaries for `make corpus CORPUS=extended`)
+# and xz-utils (its JSON lines);
 # `scripts/deps.sh test` adds what only the tests need: Chromium for the
 # dashboard test, clang with libFuzzer and OpenMP's header for the fuzz
 # harnesses (tests/fuzz/), the sqlite3 shell (the other process that holds
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
 [ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev)
-[ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils)
+[ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -208,10 +208,48 @@ cat >"$t/html/book/ch01.html" <<'EOF'
 </main></body></html>
 EOF
 
+# manual pages (roff, gzipped), a module's POD among its code, Crawl's entries
+mkdir -p "$t/manpages/usr/share/man/man2" "$t/pm/File" "$t/crawl"
+gzip -c >"$t/manpages/usr/share/man/man2/thing.2.gz" <<'EOF'
+.\" a comment that goes
+.TH THING 2
+.SH NAME
+thing \- make a thing
+.SH SYNOPSIS
+.nf
+.B int thing(int fd, const char *name);
+.fi
+Feature test macro requirements for glibc are listed in another manual.
+.SH DESCRIPTION
+.BR thing ()
+makes a thing out of \fIname\fP and returns it to the caller\(emat once.
+.TP
+.B EACCES
+Permission to make the thing was denied to the caller here.
+.EX
+An example of plain words in a block of its own goes away.
+.EE
+EOF
+printf '.so man2/thing.2\n' | gzip >"$t/manpages/usr/share/man/man2/alias.2.gz"
+cat >"$t/pm/File/Thing.pm" <<'EOF'
+package File::Thing;
+my $code = "that is not POD and must go away from the text";
+
+=head1 DESCRIPTION
+
+This module makes things of files, as I<many> modules before it did well.
+
+=cut
+
+sub thing { return "more code that must go away from it"; }
+EOF
+printf '%%%%%%%%\n# comment\nAgnes\n\nThis spriggan is aged and weathered\nfrom years of travel.\n%%%%%%%%\n' >"$t/crawl/monsters.txt"
+
 node prep/corpus_extend.js "$t/out" "$t/default" fortunes="$t/fortunes" jargon="$t/jargon.txt.gz" devil="$t/devil.dict.dz" \
     web="$t/web.imp" linux-doc="$t/doc" nlp-corpus="$t/nlp" gcide="$t/gcide" foldoc="$t/foldoc" wordnet="$t/wordnet" \
     mhcc="$t/mhcc.imp" spam-assassin="$t/mail" wesnoth="$t/wesnoth" endless-sky="$t/es" python-doc="$t/py" \
-    perl-doc="$t/pod" git-doc="$t/git" rust-doc="$t/html/book" >"$t/log" 2>&1
+    perl-doc="$t/pod" git-doc="$t/git" rust-doc="$t/html/book" perl-modules="$t/pm" manpages="$t/manpages" \
+    crawl="$t/crawl" >"$t/log" 2>&1
 check "corpus_extend.js runs" test $? = 0
 o=$t/out
 one() { cat "$o"/*/"$1"; } # a document's text, whichever split holds it
@@ -252,6 +290,13 @@ check "reStructuredText: prose and a note's body; headings, literal and code blo
     test "$(one python-doc-library_thing.txt)" = "$(printf 'The make function builds a thing from its parts, as make(x) shows here.\n\nA note'"'"'s body is prose and stays in the document here.')"
 check "POD: text paragraphs with their codes taken off; commands and verbatim paragraphs gone" \
     test "$(one perl-doc-perlthing.txt)" = 'The thing function returns a $value that perlfunc describes in full.'
+check "a module's POD: its text kept, its code gone" \
+    test "$(one perl-modules-File_Thing.txt)" = 'This module makes things of files, as many modules before it did well.'
+check "manual pages: the description, fonts and escapes off; NAME's line, SYNOPSIS, tags, examples and .so pages gone" \
+    bash -c "[ \"\$(cat '$o'/*/manpages-manpages-man2_thing.2.txt)\" = \"\$(printf 'thing() makes a thing out of name and returns it to the caller—at once.\n\nPermission to make the thing was denied to the caller here.')\" ] &&
+             ! ls '$o'/*/manpages-manpages-man2_alias* 2>/dev/null"
+check "Crawl: an entry's text, its key and comments gone" \
+    test "$(one crawl-monsters-0000.txt)" = 'This spriggan is aged and weathered from years of travel.'
 check "AsciiDoc: prose; the synopsis, listing blocks, option terms and headings gone" \
     test "$(one git-doc-git-thing.txt)" = "$(printf 'The git thing command updates the files, as git-config explains at length.\n\nBe verbose about everything that the command does here.')"
 check "HTML: the page's <main> prose; navigation, headings, code listings and tables gone; a paragraph seen before gone" \
