@@ -7,7 +7,8 @@
 # `scripts/deps.sh test` adds what only the tests need: Chromium for the
 # dashboard test, clang with libFuzzer and OpenMP's header for the fuzz
 # harnesses (tests/fuzz/), the sqlite3 shell (the other process that holds
-# the server's database in tests/server_faults.sh), and the OpenAPI
+# the server's database in tests/server_faults.sh), xz for the extended
+# corpus's JSON lines in tests/prep_extend.sh, and the OpenAPI
 # validator for tests/openapi.sh (an npm package pinned by
 # tests/openapi/package-lock.json, installed once into
 # var/cache/openapi-validator; npm's cache is var/cache/npm/.npm, as for
@@ -15,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates)
-[ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev)
+[ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev xz-utils)
 [ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
