@@ -6,7 +6,7 @@
 //   man(DIR)       manual pages (man-db's roff, gzipped)
 //   html(DIR)      DocBook, Sphinx or mdBook HTML (PostgreSQL's manual, the Rust
 //                  books): the page's <main> where there is one
-// What goes: code blocks and literal blocks, interactive sessions, tables,
+// What goes: code blocks and literal blocks, doctests (>>>), tables,
 // synopses, option and definition lists' terms, headings, directives and
 // comments, each recognised by its markup; inline markup is taken off its
 // text (``x``, C<x>, `x`, <code>x</code> keep x). Of what is left, a
