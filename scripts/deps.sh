@@ -2,12 +2,14 @@
 # Installs the Debian packages that building, testing and the demo need,
 # and only those that are missing. Both README commands call it;
 # `scripts/deps.sh corpus-extended` adds libsword-utils (mod2imp, which
-# reads the World English Bible for `make corpus CORPUS=extended`);
+# reads the Bible and the commentaries for `make corpus CORPUS=extended`)
+# and xz-utils (its JSON lines);
 # `scripts/deps.sh test` adds what only the tests need: Chromium for the
 # dashboard test, clang with libFuzzer and OpenMP's header for the fuzz
 # harnesses (tests/fuzz/), the sqlite3 shell (the other process that holds
 # the server's database in tests/server_faults.sh), gzip, zstd and xz (the
-# compressed inputs of tests/prep_formats.sh) and sentencepiece (spm_train
+# compressed inputs of tests/prep_formats.sh, the extended corpus's JSON
+# lines in tests/prep_extend.sh) and sentencepiece (spm_train
 # and spm_encode, tests/prep_sentencepiece.sh), and the OpenAPI
 # validator for tests/openapi.sh (an npm package pinned by
 # tests/openapi/package-lock.json, installed once into
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/.."
 pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libicu-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates
       zlib1g-dev libzstd-dev liblzma-dev libsentencepiece-dev)
 [ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev gzip zstd xz-utils sentencepiece)
-[ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils)
+[ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
