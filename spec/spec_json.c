@@ -40,10 +40,11 @@ json_t *spec_to_json(const struct job_spec *s)
     /* An unknown vocab (0) is left out: it is not a valid value to parse. */
     if (s->model.vocab > 0)
         bad |= put(model, "vocab", json_integer(s->model.vocab));
+    bad |= put(model, "embed_std", json_real(s->model.embed_std));
 
     const struct norm_variant *n = &s->norm;
-    int values[VARIANT_N_ENUMS] = {n->placement, n->ln_scale,  n->lns_position,
-                                   n->lns_sublayers, n->residual, n->init};
+    int values[VARIANT_N_ENUMS] = {n->placement, n->ln_scale, n->lns_position, n->lns_sublayers,
+                                   n->residual, n->init, n->gains};
     bad |= put(norm, "base", json_string(n->name));
     for (int i = 0; i < VARIANT_N_ENUMS; i++) {
         const char *name = variant_enum_name(variant_enum_field(i), values[i]);
@@ -56,6 +57,7 @@ json_t *spec_to_json(const struct job_spec *s)
 
     bad |= put(data, "train", json_string(s->train_glob));
     bad |= put(data, "val", json_string(s->val_glob));
+    bad |= put(data, "packing", json_string(spec_packing_name(s->packing)));
 
     const struct train_cfg *t = &s->train;
     bad |= put(train, "steps", json_integer(t->steps));
@@ -72,6 +74,7 @@ json_t *spec_to_json(const struct job_spec *s)
     bad |= put(train, "clip", json_real(t->clip));
     /* Parsed seeds are at most 2^63-1, so the cast is exact for them. */
     bad |= put(train, "seed", json_integer((json_int_t)t->seed));
+    bad |= put(train, "precision", json_string(spec_precision_name(t->precision)));
 
     bad |= put(eval, "every", json_integer(s->eval_every));
     bad |= put(eval, "tokens", json_integer(s->eval_tokens));
