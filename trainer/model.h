@@ -27,6 +27,8 @@ struct model_config {
     struct norm_variant norm;
     double rope_theta;   /* 10000 */
     double norm_eps;     /* 1e-6 */
+    double embed_std;    /* the embedding's init: N(0, embed_std) */
+    int bf16;            /* weights held in bf16 (train.precision "bf16"): the init is rounded */
 };
 
 enum param_kind {
@@ -71,6 +73,11 @@ struct model {
                                        is real, else a copy kept by model_sync_weights and adam */
     size_t *block_first, *block_end; /* parameter range of each block */
     size_t *woff;                   /* [L+2][P_KIND_COUNT] buffer offsets, (size_t)-1 if absent */
+    /* the parameters that learn, as ascending [lo, hi) pairs of the buffer
+     * (ops.h's adam_extra): NULL when all do; without the norms' gains when
+     * they are frozen (norm.gains), which then get no gradient either */
+    size_t *learn_ranges;
+    int n_learn_ranges;
 
     int max_B, B;                   /* allocated batch and the current one */
     int32_t *tokens, *targets;
@@ -128,7 +135,7 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
                  char *err, size_t errlen);
 void model_destroy(struct model *m);
 
-/* The init of the variant (spec/variant.h) from a seed. */
+/* The init of the variant (spec/variant.h) from a seed, rounded to bf16 when cfg.bf16. */
 int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen);
 /* After m->params changed other than by the ops' adam (an upload, a
  * checkpoint): brings the matmuls' copy of the weights in step. */

@@ -27,17 +27,20 @@ void stats_free(struct layer_stats *s)
     s->out_var = s->out_rms = s->angular = s->grad_norm = s->update_ratio = NULL;
 }
 
-void stats_activations(const struct model *m, struct layer_stats *s)
+void stats_activations(const struct model *m, const struct rows *rows, struct layer_stats *s)
 {
-    int N = m->B * m->cfg.seq_len, d = m->cfg.dim;
+    int N = (int)rows->n, d = m->cfg.dim;
     size_t n = (size_t)N * d;
+    const act *prev = NULL;
     for (int l = 0; l <= m->cfg.n_layers; l++) {
-        double sum = m->ops->act_sum(m->stream[l], n), sq = m->ops->act_sumsq(m->stream[l], n);
+        const act *x = rows_pack(m->ops, rows, m->stream[l], d, l % 2);
+        double sum = m->ops->act_sum(x, n), sq = m->ops->act_sumsq(x, n);
         double mean = sum / (double)n;
         s->out_var[l] = sq / (double)n - mean * mean;
         s->out_rms[l] = sqrt(sq / (double)n);
         if (l > 0)
-            s->angular[l] = m->ops->angular_sum(m->stream[l - 1], m->stream[l], N, d) / N;
+            s->angular[l] = m->ops->angular_sum(prev, x, N, d) / N;
+        prev = x;
     }
 }
 

@@ -6,6 +6,7 @@
 #define COD_STATS_H
 
 #include "trainer/model.h"
+#include "trainer/rows.h"
 
 struct layer_stats {
     int n_layers;
@@ -15,8 +16,9 @@ struct layer_stats {
 
 int stats_alloc(struct layer_stats *s, int n_layers);
 void stats_free(struct layer_stats *s);
-/* From the activations of the last forward (on the held-out batch). */
-void stats_activations(const struct model *m, struct layer_stats *s);
+/* From the activations of the last forward (on the held-out batch), over
+ * its positions with a target (rows.h). */
+void stats_activations(const struct model *m, const struct rows *rows, struct layer_stats *s);
 /* From m->grads after a backward, times the clip factor the update applied. */
 void stats_grad_norms(const struct model *m, struct layer_stats *s, double clip_factor);
 /* ‖w_after − w_before‖ / ‖w_after‖ per block, before being the weights

@@ -23,6 +23,7 @@
 #include "trainer/export_hf.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
+#include "trainer/train.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -168,9 +169,7 @@ static int logits(struct model *m, const struct loader *v, long long tokens, con
                   char *err, size_t errlen)
 {
     int T = m->cfg.seq_len, V = m->cfg.vocab;
-    long long seqs = (tokens + T - 1) / T;
-    if (seqs > v->n_chunks)
-        seqs = v->n_chunks;
+    long long seqs = loader_rows_for(v, tokens);
     real *all = malloc((size_t)seqs * T * V * sizeof(real));
     int32_t *tok = malloc((size_t)m->max_B * T * sizeof(int32_t)),
             *tgt = malloc((size_t)m->max_B * T * sizeof(int32_t));
@@ -206,10 +205,7 @@ static int analyse(const char *cmd, const char *ckpt, const struct job_spec *s, 
     struct model m;
     struct loader v;
     memset(&v, 0, sizeof(v));
-    struct model_config c = {.dim = s->model.dim, .n_layers = s->model.n_layers,
-                             .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
-                             .vocab = s->model.vocab, .seq_len = s->train.seq_len,
-                             .norm = s->norm, .rope_theta = 10000, .norm_eps = 1e-6};
+    struct model_config c = train_model_config(s);
     if (model_create(&m, &ops_cpu, &c, s->train.micro_batch, err, sizeof(err))) {
         fprintf(stderr, "cod-analyze: %s\n", err);
         return EXIT_FAILED;
@@ -218,7 +214,8 @@ static int analyse(const char *cmd, const char *ckpt, const struct job_spec *s, 
     if (checkpoint_load_weights(ckpt, &m, err, sizeof(err)))
         goto out;
     rc = EXIT_FAILED;
-    if (loader_open(&v, val, s->train.seq_len, s->train.seed, err, sizeof(err)))
+    /* held-out rows as the run packed them (documents: whole documents, pads not counted) */
+    if (loader_open_spec(&v, s, val, "--val", err, sizeof(err)))
         goto out;
     if (loader_max_token(&v) >= (uint32_t)s->model.vocab) {
         snprintf(err, sizeof(err), "%s: token %u is outside the model's vocabulary of %d", val,

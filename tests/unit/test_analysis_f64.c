@@ -24,7 +24,8 @@ static char val_glob[600];
 static int build(struct model *m, const char *preset, int L)
 {
     struct model_config c = {.dim = D, .n_layers = L, .n_heads = H, .ffn_dim = F, .vocab = V,
-                             .seq_len = T, .rope_theta = 10000, .norm_eps = 1e-6};
+                             .seq_len = T, .rope_theta = 10000, .norm_eps = 1e-6,
+                             .embed_std = 0.02};
     char err[256];
     variant_preset(preset, &c.norm);
     if (model_create(m, &ops_cpu, &c, B, err, sizeof(err)) ||
@@ -62,7 +63,7 @@ static void copy_without(struct model *to, const struct model *from, int removed
 static int open_val(struct loader *l)
 {
     char err[256];
-    if (loader_open(l, val_glob, T, 1, err, sizeof(err))) {
+    if (loader_open(l, val_glob, T, 1, NULL, err, sizeof(err))) {
         CHECK(0, "%s", err);
         return -1;
     }
