@@ -122,8 +122,8 @@ int spec_data_docs(const char *pattern, const char *field, struct data_docs *d,
     int rc = load_meta(first, field, &meta, path, sizeof(path), err);
     if (rc <= 0) {
         snprintf(d->missing, sizeof(d->missing),
-                 "no meta.json beside %s (shards without one, llm.c's, declare no document "
-                 "boundaries)", first);
+                 "no meta.json beside %s to name its \"doc_token\" (shards without one, llm.c's, "
+                 "declare no document boundaries)", first);
         return rc;
     }
     rc = meta_token(meta, "doc_token", path, field, &d->doc_token, err);

@@ -57,6 +57,11 @@ const char *spec_packing_name(enum packing p)
     return packing_names[p];
 }
 
+const char *spec_name_key(const char *section)
+{
+    return !strcmp(section, "norm") ? "base" : !strcmp(section, "model") ? "preset" : NULL;
+}
+
 static const struct model_preset *find_preset(const char *name)
 {
     for (int i = 0; i < N_PRESETS; i++)

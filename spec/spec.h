@@ -70,6 +70,12 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err);
  * the same spec. Caller owns the reference. NULL only on out-of-memory. */
 json_t *spec_to_json(const struct job_spec *s);
 
+/* The key a section's name goes under in its object form: "norm": "lns"
+ * is {"base": "lns"}, "model": "llama-9m" is {"preset": "llama-9m"}; NULL
+ * for a section that has no name form. A sweep's grid key inside such a
+ * section (norm.gains) turns the base's name into that form first. */
+const char *spec_name_key(const char *section);
+
 /* The names of the string values of train.precision and data.packing. */
 const char *spec_precision_name(enum precision p);
 const char *spec_packing_name(enum packing p);
