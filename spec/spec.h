@@ -80,6 +80,15 @@ const char *spec_name_key(const char *section);
 const char *spec_precision_name(enum precision p);
 const char *spec_packing_name(enum packing p);
 
+/* A complete spec written before train.precision, data.packing,
+ * model.embed_std and norm.gains existed (a checkpoint's state.json of
+ * that time) says what it ran once they are written in with the values of
+ * that time: mixed precision, stream packing, learned gains, the embedding
+ * from N(0, √0.4). Only what is missing goes in, and only into sections
+ * that are objects (schema/recipe_fields.sql does the same to the server's
+ * stored specs). 0, or -1 when out of memory. */
+int spec_upgrade(json_t *spec);
+
 /* Number of parameters of the model the spec describes (vocab must be known). */
 int64_t spec_param_count(const struct job_spec *s);
 

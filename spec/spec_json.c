@@ -2,6 +2,8 @@
  * count: see spec.h. */
 #include "spec/spec.h"
 
+#include <math.h>
+
 /* json_object_set_new takes ownership even on failure and refuses a NULL
  * value, so a chain of sets needs only one check at the end. */
 static int put(json_t *o, const char *key, json_t *v)
@@ -90,6 +92,25 @@ json_t *spec_to_json(const struct job_spec *s)
         return NULL;
     }
     return root;
+}
+
+/* key = value in section, unless section is no object or has key already */
+static int fill(json_t *spec, const char *section, const char *key, json_t *value)
+{
+    json_t *sec = json_object_get(spec, section);
+    if (!json_is_object(sec) || json_object_get(sec, key)) {
+        json_decref(value);
+        return 0;
+    }
+    return put(sec, key, value);
+}
+
+int spec_upgrade(json_t *spec)
+{
+    return fill(spec, "model", "embed_std", json_real(sqrt(0.4))) |
+           fill(spec, "norm", "gains", json_string("learned")) |
+           fill(spec, "data", "packing", json_string("stream")) |
+           fill(spec, "train", "precision", json_string("mixed"));
 }
 
 int64_t spec_param_count(const struct job_spec *s)

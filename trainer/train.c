@@ -150,7 +150,8 @@ static int resume(struct run *r, long *step, char *err, size_t errlen)
     if (checkpoint_load(path, &r->m, r->adam_m, r->adam_v, &st, &ck_spec, err, errlen))
         return -1;
     r->tokens = st.tokens >= 0 ? st.tokens : st.samples * r->spec->train.seq_len;
-    int same = json_equal(ck_spec, r->spec_json);
+    /* a checkpoint of a cod without the recipe's settings ran their values of that time */
+    int same = spec_upgrade(ck_spec) == 0 && json_equal(ck_spec, r->spec_json);
     if (!same)
         snprintf(err, errlen, "%s: the spec differs from the checkpoint's in field \"%s\"", path,
                  first_difference(ck_spec, r->spec_json));

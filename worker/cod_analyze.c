@@ -56,9 +56,9 @@ static int load_spec(const char *ckpt, struct job_spec *s, char *err, size_t err
     json_t *spec;
     if (checkpoint_read_state(ckpt, &st, &spec, err, errlen))
         return -1;
-    struct spec_error se;
+    struct spec_error se = {"", "out of memory"};
     int rc = 0;
-    if (spec_from_json(spec, s, &se)) {
+    if (spec_upgrade(spec) || spec_from_json(spec, s, &se)) {
         snprintf(err, errlen, "%s/state.json: spec: %s: %s", ckpt, se.field, se.message);
         rc = -1;
     } else if (s->model.vocab <= 0) {

@@ -442,6 +442,36 @@ static void test_round_trip(void)
     }
 }
 
+/* A complete spec of a cod before the recipe's settings (a checkpoint's)
+ * reads as what it ran: the embedding's √0.4, mixed precision, stream
+ * packing, learned gains; the server's migration writes the std as text
+ * that parses to the same double; fields a spec has stay. */
+static void test_upgrade(void)
+{
+    json_t *old = json_loads("{\"model\":{\"preset\":\"llama-9m\"},\"norm\":{\"base\":\"lns\"},"
+                             "\"data\":{},\"train\":{\"steps\":5}}",
+                             0, NULL);
+    struct job_spec s, m;
+    struct spec_error e;
+    CHECK(old && spec_upgrade(old) == 0 && spec_from_json(old, &s, &e) == 0, "upgrade: %s",
+          e.message);
+    CHECK(s.model.embed_std == sqrt(0.4) && s.train.precision == PRECISION_MIXED &&
+              s.packing == PACKING_STREAM && s.norm.gains == GAINS_LEARNED &&
+              !strcmp(s.norm.name, "lns") && s.train.steps == 5,
+          "the old recipe: embed_std %.17g", s.model.embed_std);
+    CHECK(parse("{\"model\":{\"preset\":\"llama-9m\",\"embed_std\":0.6324555320336759}}", &m,
+                &e) == 0 && m.model.embed_std == sqrt(0.4),
+          "schema/recipe_fields.sql's text is √0.4 to the last bit");
+    json_decref(old);
+    json_t *now = json_loads("{\"model\":{\"embed_std\":0.02},\"norm\":{\"gains\":\"frozen\"},"
+                             "\"data\":{\"packing\":\"documents\"},\"train\":{\"precision\":\"bf16\"}}",
+                             0, NULL);
+    json_t *copy = json_deep_copy(now);
+    CHECK(now && copy && spec_upgrade(now) == 0 && json_equal(now, copy), "fields given stay");
+    json_decref(now);
+    json_decref(copy);
+}
+
 static void test_param_counts(void)
 {
     static const struct {
@@ -663,6 +693,7 @@ int main(void)
     RUN(test_recipe_settings);
     RUN(test_round_trip);
     RUN(test_param_counts);
+    RUN(test_upgrade);
     RUN(test_check_data);
     CHECK_EXIT();
 }

@@ -161,6 +161,44 @@ static void test_resume_is_bit_exact(void)
         resume_is_bit_exact(&modes[i]);
 }
 
+/* A checkpoint written by a cod before the recipe's settings, whose spec
+ * lacks them, resumes under the spec of what it ran (the embedding from
+ * N(0, √0.4), mixed precision, stream packing, learned gains), and is
+ * refused under today's defaults, naming the field. */
+static void test_resume_of_an_older_checkpoint(void)
+{
+    struct job_spec s;
+    if (parse(&s, 8))
+        return;
+    s.model.embed_std = sqrt(0.4);
+    char run[512], state[700], err[512];
+    snprintf(run, sizeof(run), "%s/older", dir);
+    snprintf(state, sizeof(state), "%s/checkpoints/step_00000004/state.json", run);
+    mkdir(run, 0755);
+    struct train_opts o = {.ops = &ops_cpu, .progress_seconds = 1e9};
+    stop_after = 4;
+    struct train_hooks h = {.should_stop = stop_hook};
+    int rc = train_run(&s, run, &o, &h, err, sizeof(err));
+    CHECK(rc == TRAIN_STOPPED, "%d %s", rc, err);
+    json_t *st = json_load_file(state, 0, NULL), *sp = json_object_get(st, "spec");
+    int bad = !sp;
+    bad |= json_object_del(json_object_get(sp, "model"), "embed_std");
+    bad |= json_object_del(json_object_get(sp, "norm"), "gains");
+    bad |= json_object_del(json_object_get(sp, "data"), "packing");
+    bad |= json_object_del(json_object_get(sp, "train"), "precision");
+    bad |= json_object_del(st, "tokens");
+    bad |= json_dump_file(st, state, 0);
+    json_decref(st);
+    CHECK(!bad, "state.json taken back to before the recipe's settings");
+    struct job_spec today = s;
+    today.model.embed_std = 0.02;
+    o.resume = 1;
+    rc = train_run(&today, run, &o, NULL, err, sizeof(err));
+    CHECK(rc == TRAIN_FAILED && strstr(err, "\"model\""), "under 0.02: %d %s", rc, err);
+    rc = train_run(&s, run, &o, NULL, err, sizeof(err));
+    CHECK(rc == TRAIN_DONE, "under √0.4: %d %s", rc, err);
+}
+
 static void test_schedule(void)
 {
     double peak = 1e-3;
@@ -596,6 +634,7 @@ int main(void)
     RUN(test_documents_eval_once);
     RUN(test_frozen_gains_after_training);
     RUN(test_documents_without_boundaries);
+    RUN(test_resume_of_an_older_checkpoint);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "cleanup");
