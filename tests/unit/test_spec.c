@@ -472,6 +472,53 @@ static void test_upgrade(void)
     json_decref(copy);
 }
 
+static int parse_file(const char *path, struct job_spec *s)
+{
+    FILE *f = fopen(path, "r");
+    static char text[8192];
+    size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    struct spec_error e;
+    int rc = n ? parse((text[n] = 0, text), s, &e) : -1;
+    CHECK(rc == 0, "%s: %s: %s", path, n ? e.field : "unreadable", n ? e.message : "");
+    return rc;
+}
+
+/* studies/recipe/paper-130m.json is the official 130M run (docs/spec.md),
+ * and the recipe study's two bases differ in the paper's three settings
+ * alone. */
+static void test_recipe_files(void)
+{
+    struct job_spec p, today, paper;
+    if (parse_file("studies/recipe/paper-130m.json", &p))
+        return;
+    const struct train_cfg *t = &p.train;
+    CHECK(!strcmp(p.model.preset, "llama-130m") && p.model.embed_std == 0.02 &&
+              !strcmp(p.norm.name, "lns") && p.norm.gains == GAINS_LEARNED &&
+              p.packing == PACKING_DOCUMENTS && t->precision == PRECISION_BF16 &&
+              t->steps == 20000 && t->warmup == 2000 && t->lr == 1e-3 && t->seq_len == 256 &&
+              t->batch_seqs == 512 && t->min_lr_ratio == 0.1 && t->beta1 == 0.9 &&
+              t->beta2 == 0.999 && t->eps == 1e-8 && t->weight_decay == 0 && t->clip == 0 &&
+              p.eval_every == 1000 && p.eval_tokens == 10000000,
+          "paper-130m.json is not the official recipe");
+    if (parse_file("studies/recipe/today-cpu.json", &today) ||
+        parse_file("studies/recipe/paper-cpu.json", &paper))
+        return;
+    CHECK(today.train.precision == PRECISION_MIXED && today.packing == PACKING_STREAM &&
+              today.model.embed_std == sqrt(0.4) && paper.train.precision == PRECISION_BF16 &&
+              paper.packing == PACKING_DOCUMENTS && paper.model.embed_std == 0.02,
+          "today's and the paper's recipes");
+    paper.train.precision = today.train.precision;
+    paper.packing = today.packing;
+    paper.model.embed_std = today.model.embed_std;
+    snprintf(paper.name, sizeof paper.name, "%s", today.name);
+    json_t *a = spec_to_json(&today), *b = spec_to_json(&paper);
+    CHECK(a && b && json_equal(a, b), "the two bases differ in more than the three settings");
+    json_decref(a);
+    json_decref(b);
+}
+
 static void test_param_counts(void)
 {
     static const struct {
@@ -694,6 +741,7 @@ int main(void)
     RUN(test_round_trip);
     RUN(test_param_counts);
     RUN(test_upgrade);
+    RUN(test_recipe_files);
     RUN(test_check_data);
     CHECK_EXIT();
 }
