@@ -5,8 +5,9 @@
 # lns × seeds 1, 2, 3 on today-cpu.json and on paper-cpu.json), all at
 # once so that the workers never wait for one sweep to end, writes each
 # sweep's report into OUT/cpu-RECIPE, and reads the gaps with gap.py into
-# OUT/gaps.txt (OUT/gaps-one-at-a-time.txt for the follow-ups). studies/depth/local.sh runs it with a server and workers of
-# its own: STUDY=recipe studies/depth/local.sh cpu.
+# OUT/gaps.txt (OUT/gaps-one-at-a-time.txt for the follow-ups).
+# studies/depth/local.sh runs it with a server and workers of its own:
+# STUDY=recipe studies/depth/local.sh cpu.
 #   studies/recipe/run.sh cpu
 # CHANGES (words KEY=VALUE) runs the one-at-a-time follow-ups instead: a
 # sweep on today's recipe for each word, with that one setting of the
@@ -24,16 +25,7 @@ COD=${COD:-bin/cod}
 out=${OUT:-studies/recipe}
 grid="train.seed=1,2,3 norm=pre,lns${GRID_MORE:+ $GRID_MORE}"
 
-# the corpus cut into documents at its paragraphs (docs/formats.md), until
-# cod-prep's --split does it: at most 128 bytes, the rows' seq_len, grouped
-docs=var/data/default-paragraphs-bytes
-if [ ! -f "$docs/meta.json" ]; then
-    [ -d var/corpus/default/train ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh
-    rm -rf var/corpus/default-paragraphs
-    python3 studies/recipe/paragraphs.py 128 128 var/corpus/default var/corpus/default-paragraphs
-    "$(dirname "$COD")/cod-prep" --tokenizer bytes --out "$docs" \
-        --val var/corpus/default-paragraphs/val var/corpus/default-paragraphs/train
-fi
+COD_PREP=$(dirname "$COD")/cod-prep studies/recipe/data.sh
 
 names=() bases=() grids=()
 if [ -z "${CHANGES:-}" ]; then
