@@ -182,6 +182,30 @@ static double direct_angle(const real *a, const real *b)
     return acos(c > 1 ? 1 : c < -1 ? -1 : c) / M_PI;
 }
 
+enum { MAX_L = 4 };
+
+/* Σ of arccos(cos(x_ℓ, x_ℓ₊ₙ))/π over the positions of the first rows of
+ * val that have a target (every position of a stream row), computed here
+ * token by token, into want[ℓ][n]. */
+static void direct_angles(struct model *m, const struct loader *val, int rows,
+                          double want[MAX_L + 1][MAX_L + 1])
+{
+    int L = m->cfg.n_layers;
+    int32_t tok[B * T], tgt[B * T];
+    for (int s = 0; s < rows; s += B) {
+        int nb = rows - s < B ? rows - s : B;
+        for (int b = 0; b < nb; b++)
+            loader_chunk(val, s + b, tok + b * T, tgt + b * T);
+        model_forward(m, tok, tgt, nb, 0);
+        for (int l = 1; l <= L; l++)
+            for (int n = 1; l + n - 1 <= L; n++)
+                for (int i = 0; i < nb * T; i++)
+                    if (tgt[i] >= 0)
+                        want[l][n] += direct_angle((const real *)m->stream[l - 1] + (size_t)i * D,
+                                                   (const real *)m->stream[l - 1 + n] + (size_t)i * D);
+    }
+}
+
 /* d(ℓ, n) over every token of SEQS sequences (three micro-batches, the last
  * short), against arccos of cosines computed here token by token. */
 static void angular_matches_direct(void)
@@ -195,19 +219,8 @@ static void angular_matches_direct(void)
     char err[256];
     CHECK(!angular_run(&m, &val, SEQS * T - 3, &r, err, sizeof(err)), "%s", err);
     CHECK(r.tokens == SEQS * T, "%lld tokens", (long long)r.tokens);
-    double want[L + 1][L + 1] = {{0}};
-    int32_t tok[B * T], tgt[B * T];
-    for (int s = 0; s < SEQS; s += B) {
-        int nb = SEQS - s < B ? SEQS - s : B;
-        for (int b = 0; b < nb; b++)
-            loader_chunk(&val, s + b, tok + b * T, tgt + b * T);
-        model_forward(&m, tok, tgt, nb, 0);
-        for (int l = 1; l <= L; l++)
-            for (int n = 1; l + n - 1 <= L; n++)
-                for (int i = 0; i < nb * T; i++)
-                    want[l][n] += direct_angle((const real *)m.stream[l - 1] + (size_t)i * D,
-                                               (const real *)m.stream[l - 1 + n] + (size_t)i * D);
-    }
+    double want[MAX_L + 1][MAX_L + 1] = {{0}};
+    direct_angles(&m, &val, SEQS, want);
     for (int l = 1; l <= L; l++)
         for (int n = 1; n <= L; n++) {
             double d = angular_at(&r, l, n);
@@ -269,20 +282,9 @@ static void documents_leave_pads_out(void)
     CHECK(!angular_run(&m, &val, 1000, &r, err, sizeof(err)), "%s", err);
     CHECK(r.tokens == targets && val.n_chunks == N_DOCS, "%lld tokens of %lld, %lld rows",
           (long long)r.tokens, (long long)targets, (long long)val.n_chunks);
-    double want[L + 1][L + 1] = {{0}};
+    double want[MAX_L + 1][MAX_L + 1] = {{0}};
+    direct_angles(&m, &val, N_DOCS, want);
     int32_t tok[B * T], tgt[B * T];
-    for (int s = 0; s < N_DOCS; s += B) {
-        int nb = N_DOCS - s < B ? N_DOCS - s : B;
-        for (int b = 0; b < nb; b++)
-            loader_chunk(&val, s + b, tok + b * T, tgt + b * T);
-        model_forward(&m, tok, tgt, nb, 0);
-        for (int l = 1; l <= L; l++)
-            for (int n = 1; l + n - 1 <= L; n++)
-                for (int i = 0; i < nb * T; i++)
-                    if (tgt[i] >= 0)
-                        want[l][n] += direct_angle((const real *)m.stream[l - 1] + (size_t)i * D,
-                                                   (const real *)m.stream[l - 1 + n] + (size_t)i * D);
-    }
     for (int l = 1; l <= L; l++)
         for (int n = 1; l + n - 1 <= L; n++)
             CHECK(fabs(angular_at(&r, l, n) - want[l][n] / targets) < 1e-12,
