@@ -72,27 +72,44 @@ void submissions_free(struct submission *s, int n)
     free(s);
 }
 
-/* Sets a dotted path ("train.lr") in obj, creating objects on the way. */
+/* Sets a dotted path ("train.lr") in obj, creating objects on the way; a
+ * section given by its name (norm "lns") takes its object form first
+ * ({"base": "lns"}), so that norm.gains can be set on it. */
 static int set_path(json_t *obj, const char *path, json_t *value)
 {
     char buf[256];
     if (path_copy(buf, sizeof buf, path, NULL, 0) != 0)
         return -1;  /* a longer key is no field of the spec */
     char *key = buf, *dot;
+    int top = 1;
     while ((dot = strchr(key, '.'))) {
         *dot = 0;
         json_t *next = json_object_get(obj, key);
-        if (!next) {
+        const char *name_key = top ? spec_name_key(key) : NULL;
+        if (json_is_string(next) && name_key) {
+            next = json_pack("{s:O}", name_key, next);
+            if (!next || json_object_set_new(obj, key, next) != 0)
+                return -1;
+        } else if (!next) {
             next = json_object();
             if (!next || json_object_set_new(obj, key, next) != 0)
                 return -1;
         } else if (!json_is_object(next)) {
             return -1;
         }
+        top = 0;
         obj = next;
         key = dot + 1;
     }
     return json_object_set(obj, key, value);
+}
+
+static size_t path_depth(const char *path)
+{
+    size_t dots = 0;
+    for (; *path; path++)
+        dots += *path == '.';
+    return dots;
 }
 
 /* A cell is named for its grid values, e.g. demo-lns-0.002, so that the
@@ -153,10 +170,10 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
     size_t axes = json_object_size(grid);
     const char **keys = calloc(axes, sizeof *keys);
     json_t **vals = calloc(axes, sizeof *vals);
-    size_t *idx = calloc(axes, sizeof *idx);
+    size_t *idx = calloc(axes, sizeof *idx), *order = calloc(axes, sizeof *order);
     struct submission *subs = NULL;
     int ret = -1, cells = 1;
-    if (!keys || !vals || !idx) {
+    if (!keys || !vals || !idx || !order) {
         set_err(err, "", "%s", "out of memory");
         goto done;
     }
@@ -178,6 +195,11 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
         keys[a] = k;
         vals[a++] = v;
     }
+    /* the axes by their paths' depth, stable: a section before its fields */
+    for (size_t depth = 0, n = 0; n < axes; depth++)
+        for (size_t j = 0; j < axes; j++)
+            if (path_depth(keys[j]) == depth)
+                order[n++] = j;
     subs = calloc((size_t)cells, sizeof *subs);
     if (!subs) {
         set_err(err, "", "%s", "out of memory");
@@ -186,12 +208,16 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
     for (int c = 0; c < cells; c++) {
         json_t *spec = json_deep_copy(base), *cell = json_object();
         int bad = !spec || !cell;
+        for (size_t i = 0; !bad && i < axes; i++)
+            json_object_set(cell, keys[i], json_array_get(vals[i], idx[i]));
+        /* a whole section before the keys inside it (norm, then norm.gains),
+         * whatever the grid's order */
         for (size_t i = 0; !bad && i < axes; i++) {
-            json_t *x = json_array_get(vals[i], idx[i]);
-            json_object_set(cell, keys[i], x);
-            if (set_path(spec, keys[i], x) != 0) {
+            size_t ax = order[i];
+            json_t *x = json_array_get(vals[ax], idx[ax]);
+            if (set_path(spec, keys[ax], x) != 0) {
                 char field[160];
-                snprintf(field, sizeof field, "grid.%s", keys[i]);
+                snprintf(field, sizeof field, "grid.%s", keys[ax]);
                 set_err(err, field, "%s does not fit the base spec", field);
                 json_decref(spec);
                 json_decref(cell);
@@ -231,5 +257,6 @@ done:
     free(keys);
     free(vals);
     free(idx);
+    free(order);
     return ret;
 }

@@ -67,7 +67,7 @@ int main(int argc, char **argv)
     }
     struct model_config c = {.dim = atoi(argv[1]), .n_layers = atoi(argv[2]), .n_heads = atoi(argv[3]),
                              .ffn_dim = atoi(argv[4]), .vocab = atoi(argv[5]), .seq_len = 256,
-                             .rope_theta = 10000, .norm_eps = 1e-6};
+                             .rope_theta = 10000, .norm_eps = 1e-6, .embed_std = 0.02};
     int B = atoi(argv[6]), steps = atoi(argv[7]);
     variant_preset("lns", &c.norm);
     struct model m;
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
         model_forward(&m, tok, tgt, B, (real)(1.0 / N));
         model_backward(&m);
         ops_cpu.adam(m.params, m.wact, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f, 0,
-                     s + 2, 0);
+                     s + 2, 0, NULL);
         if (s >= 0 && now() - ts < best)
             best = now() - ts;
     }

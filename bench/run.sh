@@ -5,7 +5,9 @@
 #     shapes (vocab 32000), beside this machine's cblas_sgemm FLOP/s at the
 #     same shapes, measured in the same process; and its peak memory.
 #  2. layer/out_var by layer for pre and lns on a 12-layer small model after
-#     a short run on the default corpus (bytes).
+#     a short run on the default corpus (bytes); what the paper's recipe
+#     (train.precision bf16, data.packing documents) costs in CPU training
+#     throughput at the recipe study's shape (bench/recipe.sh).
 #  3. tokenizer throughput (bench_tokenize), when built; cod-prep end to
 #     end on every core, the default corpus as text files against the same
 #     documents as .jsonl.zst and .jsonl.xz (bench_prep); cod-analyze's
@@ -49,6 +51,10 @@ JSON
     bin/cod-train "$out/depth12-$norm.json" --out "$out/depth12-$norm" --progress-seconds 60
 done
 bench/out_var_table.sh "$out/depth12-pre/metrics.jsonl" "$out/depth12-lns/metrics.jsonl" | tee "$out/out_var.txt"
+
+echo
+echo "== the paper's recipe: bf16 and documents packing against mixed and stream (recipe study's shape, 1 thread) =="
+bench/recipe.sh | tee "$out/recipe.txt"
 
 if [ -x build/bench/bench_tokenize ]; then
     echo

@@ -27,6 +27,20 @@
 #include "kernels/real.h"
 
 typedef struct act act; /* never defined: storage of a backend's activation type */
+
+/* What adam() does beyond AdamW on the whole buffer in master precision. */
+struct adam_extra {
+    double grad_scale;      /* the gradient is grad_scale·g (1: g itself) */
+    /* p, m and v are rounded to bf16 (to nearest, ties to even) after each
+     * element's update, which is computed in real: the buffers then hold
+     * only values bf16 can represent (train.precision "bf16") */
+    int bf16;
+    /* NULL, or the n_ranges ascending, disjoint [lo, hi) pairs of elements
+     * updated: the others are neither read nor written (frozen gains);
+     * ‖g‖ is over all n */
+    const size_t *ranges;
+    int n_ranges;
+};
 typedef struct recording recording; /* a backend's recorded sequence of ops */
 
 struct ops {
@@ -100,7 +114,7 @@ struct ops {
     void (*rmsnorm_fwd)(act *out, real *rstd, const act *x, const real *g, int N, int d,
                         real s_in, real s_out, real eps, const act *res, real b);
     /* dx = ∂/∂x of Σ dout ⊙ out + b·res (res NULL adds nothing);
-     * dg += ∂/∂g of the same */
+     * dg += ∂/∂g of the same (dg NULL: not computed, the gain being frozen) */
     void (*rmsnorm_bwd)(act *dx, real *dg, const act *dout, const act *x, const real *g,
                         const real *rstd, int N, int d, real s_in, real s_out, const act *res,
                         real b);
@@ -153,11 +167,13 @@ struct ops {
                           real grad_scale);
 
     /* AdamW with bias correction and decoupled weight decay on n master
-     * parameters, the gradient scaled by min(1, clip/‖g‖) when clip > 0;
-     * also writes the compute copy pact unless act_is_real. Returns ‖g‖
-     * before the clip (NaN after a fault). */
+     * parameters, the gradient (g times x->grad_scale) scaled by
+     * min(1, clip/‖g‖) when clip > 0; also writes the compute copy pact
+     * unless act_is_real. x NULL: no adam_extra. Returns ‖g‖ before the
+     * clip (NaN after a fault). */
     double (*adam)(real *p, act *pact, const real *g, real *m, real *v, size_t n, real lr,
-                   real b1, real b2, real eps, real wd, long step, double clip);
+                   real b1, real b2, real eps, real wd, long step, double clip,
+                   const struct adam_extra *x);
 
     /* Reductions return double on the host, each in a fixed order. */
     double (*sum)(const real *x, size_t n);

@@ -99,13 +99,14 @@ int rp_n_layers_of(const struct ctx *c, int g)
     return (int)json_integer_value(json_object_get(json_array_get(c->info, (size_t)g), "n_layers"));
 }
 
-/* A setting by its model's name when only model keys tell settings apart
- * (L12-d64), else by its key=value pairs. */
+/* A setting by its model's name when only the model's shape tells
+ * settings apart (L12-d64), else by its key=value pairs (model.embed_std
+ * is no part of the name). */
 void rp_setting_label(const struct ctx *c, int s, char *buf, size_t n)
 {
     int models = c->n_skeys > 0;
     for (int k = 0; k < c->n_skeys; k++)
-        models &= !strncmp(c->skeys[k], "model", 5);
+        models &= !strncmp(c->skeys[k], "model", 5) && strcmp(c->skeys[k], "model.embed_std");
     const char *model =
         json_string_value(json_object_get(json_array_get(c->info, (size_t)first_group(c, s)), "model"));
     if (models && model) {

@@ -25,8 +25,12 @@ static const char rendezvous_due_v5[] =
 #include "build/gen/rendezvous_due_sql.inc"
     ;
 
+static const char recipe_fields_v6[] =
+#include "build/gen/recipe_fields_sql.inc"
+    ;
+
 static const char *const migrations[] = {schema_v1, worker_states_v2, gangs_v3, active_members_v4,
-                                         rendezvous_due_v5};
+                                         rendezvous_due_v5, recipe_fields_v6};
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 static int user_version(sqlite3 *db, int *v)

@@ -166,6 +166,27 @@ int field_string(json_t *obj, const char *prefix, const char *key, char *out, si
     return 1;
 }
 
+int field_choice(json_t *obj, const char *prefix, const char *key, const char *const *choices,
+                 int *out, struct spec_error *err)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v)
+        return 0;
+    char field[128], list[200] = "";
+    field_join(field, sizeof(field), prefix, key);
+    for (int i = 0; choices[i]; i++) {
+        if (json_is_string(v) && strcmp(json_string_value(v), choices[i]) == 0) {
+            *out = i;
+            return 1;
+        }
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+                 choices[i]);
+    }
+    if (!json_is_string(v))
+        return spec_fail(err, field, "must be a string (one of: %s)", list);
+    return spec_fail(err, field, "unknown value \"%s\" (choices: %s)", json_string_value(v), list);
+}
+
 /* A section must be an object when present; *sec is NULL when it is absent. */
 int field_section(json_t *root, const char *key, const char *const *allowed, json_t **sec,
                        struct spec_error *err)

@@ -36,6 +36,9 @@ int field_bool(json_t *obj, const char *prefix, const char *key, int *out,
 /* A non-empty string without NUL that fits a buffer of cap bytes. */
 int field_string(json_t *obj, const char *prefix, const char *key, char *out, size_t cap,
                  struct spec_error *err);
+/* A string that is one of the NULL-terminated choices: *out is its index. */
+int field_choice(json_t *obj, const char *prefix, const char *key, const char *const *choices,
+                 int *out, struct spec_error *err);
 /* A section must be an object of known keys when present; *sec is NULL
  * when it is absent. */
 int field_section(json_t *root, const char *key, const char *const *allowed, json_t **sec,

@@ -41,6 +41,26 @@ enum { N_PRESETS = sizeof(presets) / sizeof(presets[0]) };
 #define DEFAULT_MODEL "llama-130m"
 #define DEFAULT_TRAIN_GLOB "var/data/default/train_*.bin"
 #define DEFAULT_VAL_GLOB "var/data/default/val_*.bin"
+/* The embedding's std in the paper's reported runs (docs/variants.md). */
+#define DEFAULT_EMBED_STD 0.02
+
+static const char *const precision_names[] = {"mixed", "bf16", NULL};
+static const char *const packing_names[] = {"stream", "documents", NULL};
+
+const char *spec_precision_name(enum precision p)
+{
+    return precision_names[p];
+}
+
+const char *spec_packing_name(enum packing p)
+{
+    return packing_names[p];
+}
+
+const char *spec_name_key(const char *section)
+{
+    return !strcmp(section, "norm") ? "base" : !strcmp(section, "model") ? "preset" : NULL;
+}
 
 static const struct model_preset *find_preset(const char *name)
 {
@@ -60,9 +80,8 @@ static void model_from_preset(const struct model_preset *p, struct model_shape *
     m->ffn_dim = p->ffn_dim;
 }
 
-static int parse_model(json_t *v, struct model_shape *m, struct spec_error *err)
+static int parse_shape(json_t *v, struct model_shape *m, struct spec_error *err)
 {
-    memset(m, 0, sizeof(*m));
     /* The paper's headline size (its Figure 1 and most of its tables). */
     if (!v) {
         model_from_preset(find_preset(DEFAULT_MODEL), m);
@@ -79,8 +98,8 @@ static int parse_model(json_t *v, struct model_shape *m, struct spec_error *err)
     if (!json_is_object(v))
         return spec_fail(err, "model",
                     "must be a preset name or an object {dim, n_layers, n_heads, ffn_dim, vocab}");
-    static const char *const keys[] = {"preset",  "dim",   "n_layers", "n_heads",
-                                       "ffn_dim", "vocab", NULL};
+    static const char *const keys[] = {"preset", "dim",   "n_layers",  "n_heads",
+                                       "ffn_dim", "vocab", "embed_std", NULL};
     if (field_check_keys(v, "model", keys, err))
         return -1;
     /* "preset" in the object (as spec_to_json writes it) starts from that
@@ -121,6 +140,19 @@ static int parse_model(json_t *v, struct model_shape *m, struct spec_error *err)
     return 0;
 }
 
+static int parse_model(json_t *v, struct model_shape *m, struct spec_error *err)
+{
+    memset(m, 0, sizeof(*m));
+    if (parse_shape(v, m, err))
+        return -1;
+    m->embed_std = DEFAULT_EMBED_STD;
+    if (json_is_object(v) && field_real(v, "model", "embed_std", &m->embed_std, err) < 0)
+        return -1;
+    if (m->embed_std <= 0)
+        return spec_fail(err, "model.embed_std", "must be positive (got %g)", m->embed_std);
+    return 0;
+}
+
 static int same_variant(const struct norm_variant *a, const struct norm_variant *b)
 {
     return a->placement == b->placement && a->mix_post_layers == b->mix_post_layers &&
@@ -139,7 +171,8 @@ static void set_enum(struct norm_variant *v, int field, int x)
     case 2: v->lns_position = (enum lns_position)x; break;
     case 3: v->lns_sublayers = (enum lns_sublayers)x; break;
     case 4: v->residual = (enum residual)x; break;
-    default: v->init = (enum init_kind)x; break;
+    case 5: v->init = (enum init_kind)x; break;
+    default: v->gains = (enum gains)x; break;
     }
 }
 
@@ -159,7 +192,8 @@ static int parse_norm(json_t *v, struct norm_variant *n, struct spec_error *err)
         return spec_fail(err, "norm", "must be a preset name or an object of settings");
     static const char *const keys[] = {"base", "placement", "mix_post_layers", "ln_scale",
                                        "lns_position", "lns_sublayers", "residual",
-                                       "residual_alpha", "branch_init", "init", "init_std", NULL};
+                                       "residual_alpha", "branch_init", "init", "init_std",
+                                       "gains", NULL};
     if (field_check_keys(v, "norm", keys, err))
         return -1;
     char base[32] = "pre";
@@ -234,7 +268,8 @@ static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struc
     t->weight_decay = 0;
     t->clip = 0;
     t->seed = 1;
-    int steps_given = 0, warmup_given = 0, micro_given = 0;
+    t->precision = PRECISION_MIXED;
+    int steps_given = 0, warmup_given = 0, micro_given = 0, precision = PRECISION_MIXED;
     long long seed = 1;
     if (sec) {
         if ((steps_given = field_long(sec, "train", "steps", 1, &t->steps, err)) < 0 ||
@@ -248,8 +283,10 @@ static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struc
             field_real(sec, "train", "beta2", &t->beta2, err) < 0 ||
             field_real(sec, "train", "eps", &t->eps, err) < 0 ||
             field_real(sec, "train", "weight_decay", &t->weight_decay, err) < 0 ||
-            field_real(sec, "train", "clip", &t->clip, err) < 0)
+            field_real(sec, "train", "clip", &t->clip, err) < 0 ||
+            field_choice(sec, "train", "precision", precision_names, &precision, err) < 0)
             return -1;
+        t->precision = (enum precision)precision;
         /* json_int_t is signed 64-bit, so the seed's range is [0, 2^63-1]. */
         json_t *sv = json_object_get(sec, "seed");
         if (sv && (!json_is_integer(sv) || json_integer_value(sv) < 0))
@@ -351,13 +388,16 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
                     s.norm.mix_post_layers, m->n_layers);
 
     json_t *sec;
-    static const char *const data_keys[] = {"train", "val", NULL};
+    static const char *const data_keys[] = {"train", "val", "packing", NULL};
     snprintf(s.train_glob, sizeof(s.train_glob), "%s", DEFAULT_TRAIN_GLOB);
     snprintf(s.val_glob, sizeof(s.val_glob), "%s", DEFAULT_VAL_GLOB);
+    int packing = PACKING_STREAM;
     if (field_section(root, "data", data_keys, &sec, err) ||
         (sec && (field_string(sec, "data", "train", s.train_glob, sizeof(s.train_glob), err) < 0 ||
-                 field_string(sec, "data", "val", s.val_glob, sizeof(s.val_glob), err) < 0)))
+                 field_string(sec, "data", "val", s.val_glob, sizeof(s.val_glob), err) < 0 ||
+                 field_choice(sec, "data", "packing", packing_names, &packing, err) < 0)))
         return -1;
+    s.packing = (enum packing)packing;
 
     snprintf(s.device, sizeof(s.device), "any");
     s.gpus = 1;
@@ -379,7 +419,8 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
 
     static const char *const train_keys[] = {"steps", "seq_len", "batch_seqs", "micro_batch",
                                              "lr", "warmup", "min_lr_ratio", "beta1", "beta2",
-                                             "eps", "weight_decay", "clip", "seed", NULL};
+                                             "eps", "weight_decay", "clip", "seed", "precision",
+                                             NULL};
     if (field_section(root, "train", train_keys, &sec, err) || parse_train(sec, m, s.gpus, &s.train, err))
         return -1;
 

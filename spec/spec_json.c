@@ -2,6 +2,8 @@
  * count: see spec.h. */
 #include "spec/spec.h"
 
+#include <math.h>
+
 /* json_object_set_new takes ownership even on failure and refuses a NULL
  * value, so a chain of sets needs only one check at the end. */
 static int put(json_t *o, const char *key, json_t *v)
@@ -40,10 +42,11 @@ json_t *spec_to_json(const struct job_spec *s)
     /* An unknown vocab (0) is left out: it is not a valid value to parse. */
     if (s->model.vocab > 0)
         bad |= put(model, "vocab", json_integer(s->model.vocab));
+    bad |= put(model, "embed_std", json_real(s->model.embed_std));
 
     const struct norm_variant *n = &s->norm;
-    int values[VARIANT_N_ENUMS] = {n->placement, n->ln_scale,  n->lns_position,
-                                   n->lns_sublayers, n->residual, n->init};
+    int values[VARIANT_N_ENUMS] = {n->placement, n->ln_scale, n->lns_position, n->lns_sublayers,
+                                   n->residual, n->init, n->gains};
     bad |= put(norm, "base", json_string(n->name));
     for (int i = 0; i < VARIANT_N_ENUMS; i++) {
         const char *name = variant_enum_name(variant_enum_field(i), values[i]);
@@ -56,6 +59,7 @@ json_t *spec_to_json(const struct job_spec *s)
 
     bad |= put(data, "train", json_string(s->train_glob));
     bad |= put(data, "val", json_string(s->val_glob));
+    bad |= put(data, "packing", json_string(spec_packing_name(s->packing)));
 
     const struct train_cfg *t = &s->train;
     bad |= put(train, "steps", json_integer(t->steps));
@@ -72,6 +76,7 @@ json_t *spec_to_json(const struct job_spec *s)
     bad |= put(train, "clip", json_real(t->clip));
     /* Parsed seeds are at most 2^63-1, so the cast is exact for them. */
     bad |= put(train, "seed", json_integer((json_int_t)t->seed));
+    bad |= put(train, "precision", json_string(spec_precision_name(t->precision)));
 
     bad |= put(eval, "every", json_integer(s->eval_every));
     bad |= put(eval, "tokens", json_integer(s->eval_tokens));
@@ -87,6 +92,25 @@ json_t *spec_to_json(const struct job_spec *s)
         return NULL;
     }
     return root;
+}
+
+/* key = value in section, unless section is no object or has key already */
+static int fill(json_t *spec, const char *section, const char *key, json_t *value)
+{
+    json_t *sec = json_object_get(spec, section);
+    if (!json_is_object(sec) || json_object_get(sec, key)) {
+        json_decref(value);
+        return 0;
+    }
+    return put(sec, key, value);
+}
+
+int spec_upgrade(json_t *spec)
+{
+    return fill(spec, "model", "embed_std", json_real(sqrt(0.4))) |
+           fill(spec, "norm", "gains", json_string("learned")) |
+           fill(spec, "data", "packing", json_string("stream")) |
+           fill(spec, "train", "precision", json_string("mixed"));
 }
 
 int64_t spec_param_count(const struct job_spec *s)

@@ -8,6 +8,7 @@ static const struct norm_variant base = {
     .name = "pre", .placement = PLACE_PRE, .mix_post_layers = -1, .ln_scale = LN_SCALE_NONE,
     .lns_position = LNS_AFTER_LN, .lns_sublayers = LNS_BOTH, .residual = RES_PLAIN,
     .residual_alpha = 1.0, .branch_init = 0.0, .init = INIT_NORMAL, .init_std = 0.02,
+    .gains = GAINS_LEARNED,
 };
 
 int variant_preset(const char *name, struct norm_variant *v)
@@ -64,6 +65,7 @@ static const struct enum_field fields[VARIANT_N_ENUMS] = {
     {"lns_sublayers", {"both", "attn", "ffn", NULL}},
     {"residual", {"plain", "scaled", "layerscale", "skipinit", NULL}},
     {"init", {"normal", "scaled", "depth_scaled", "deepnorm", NULL}},
+    {"gains", {"learned", "frozen", NULL}},
 };
 
 static const struct enum_field *find_field(const char *field)

@@ -1,7 +1,9 @@
 /* Normalization variants (docs/variants.md). A variant is four orthogonal
  * settings: placement, LN scaling (with its position), residual and init.
  * Presets are named points in that space. This is what a spec names; the
- * recipe of each block of a model follows from it in trainer/block.h. */
+ * recipe of each block of a model follows from it in trainer/block.h.
+ * Whether the norms' gains learn is a fifth setting beside them that names
+ * no variant: LNS with frozen gains is still LNS. */
 #ifndef COD_VARIANT_H
 #define COD_VARIANT_H
 
@@ -12,6 +14,8 @@ enum lns_position { LNS_AFTER_LN, LNS_BEFORE_LN, LNS_AFTER_SUBLAYER, LNS_AFTER_R
 enum lns_sublayers { LNS_BOTH, LNS_ATTN, LNS_FFN };
 enum residual { RES_PLAIN, RES_SCALED, RES_LAYERSCALE, RES_SKIPINIT };
 enum init_kind { INIT_NORMAL, INIT_SCALED, INIT_DEPTH_SCALED, INIT_DEEPNORM };
+/* frozen: every RMSNorm gain stays 1 (no gradient, no update) */
+enum gains { GAINS_LEARNED, GAINS_FROZEN };
 
 struct norm_variant {
     char name[32];             /* preset name, or "custom" for the object form */
@@ -25,6 +29,7 @@ struct norm_variant {
     double branch_init;        /* LayerScale λ / SkipInit α initial value; <= 0: 1/√L */
     enum init_kind init;
     double init_std;           /* std of N(0, σ) Linear init (0.02) */
+    enum gains gains;
 };
 
 /* Fills *v with a preset; -1 if the name is unknown. */
@@ -33,11 +38,11 @@ int variant_preset(const char *name, struct norm_variant *v);
 const char *variant_preset_names(void);
 
 /* The enum settings, in this order: placement, ln_scale, lns_position,
- * lns_sublayers, residual, init. variant_enum_field(i) names the i-th. */
-#define VARIANT_N_ENUMS 6
+ * lns_sublayers, residual, init, gains. variant_enum_field(i) names the i-th. */
+#define VARIANT_N_ENUMS 7
 const char *variant_enum_field(int i);
 /* Maps the object form's string settings onto enums. field is one of
- * placement, ln_scale, lns_position, lns_sublayers, residual, init; returns
+ * placement, ln_scale, lns_position, lns_sublayers, residual, init, gains; returns
  * the enum value, or -1 if the field or the value is unknown. */
 int variant_enum(const char *field, const char *value);
 /* The accepted values of an enum field, comma-separated (NULL if no such field). */

@@ -55,7 +55,12 @@ cod cancel 1 x; expect "cancel: a bad id" 2 '"x" is not an experiment id' err
 cod compare; expect "compare: nothing to compare" 2 "one of the two" err
 cod submit --dry-run "${F[@]}" --norm lns --set analysis.prune=false --set train.beta2=0.5
 check "submit --dry-run: flags and --set in the spec" bash -c "[ $rc = 0 ] && grep -qF '\"norm\":\"lns\"' '$t/out' && grep -qF '\"analysis\":{\"prune\":false}' '$t/out' && grep -qF '\"beta2\":0.5' '$t/out' && grep -qF '\"steps\":10' '$t/out'"
-cod submit --dry-run --model llama-9m --set model.dim=64; expect "--set into a string: exit 2" 2 "model is not an object" err
+cod submit --dry-run --model llama-9m --set model.dim=64
+expect "--set into a preset's name: its object form" 0 '{"model":{"preset":"llama-9m","dim":64}}'
+cod submit --dry-run --name x --set name.y=1; expect "--set into a string: exit 2" 2 "name is not an object" err
+cod submit --dry-run --embed-std 0.02 --gains frozen --norm lns --model llama-9m --precision bf16 --packing documents
+expect "submit --dry-run: the paper's recipe by flags, a section before its fields" 0 \
+    '{"norm":{"base":"lns","gains":"frozen"},"model":{"preset":"llama-9m","embed_std":0.02},"train":{"precision":"bf16"},"data":{"packing":"documents"}}'
 cod sweep --dry-run "$t/spec.json" --grid 'train.seed=[1,2]' lr=0.001,0.002 norm=pre
 expect "sweep --dry-run: axes by flag name, path or JSON list" 0 '"grid":{"train.seed":[1,2],"train.lr":[0.001,0.002],"norm":["pre"]}'
 
@@ -99,6 +104,28 @@ sid=$(sed -n 's/^sweep \([0-9]*\):.*/\1/p' "$t/out")
 cod ls --sweep "$sid" --norm lns --json
 check "ls --sweep --norm" test "$(ids)" = 2
 cod sweep "$t/spec.json" --grid norm=pre,bogus; expect "sweep: a bad cell refused" 1 'cell {"norm":"bogus"}' err
+# the recipe's settings as grid keys; norm.gains on a norm named in the grid
+# (its object form, whatever the grid's order), on a preset name
+cod sweep "$t/spec.json" --grid norm.gains=learned,frozen norm=pre,lns precision=mixed,bf16 \
+    model.embed_std=0.02,0.632 packing=stream,documents --json
+rsid=$(oget id)
+check "sweep: 32 cells of the recipe's settings" test "$rc $(grep -o '"experiment":' "$t/out" | wc -l)" = "0 32"
+cod ls --sweep "$rsid" --norm lns --json
+check "sweep: frozen gains keep the variant's name (lns)" test "$(ids)" = 16
+cod compare --sweep "$rsid"
+check "compare --sweep: the recipe's keys as columns" \
+    bash -c "head -1 '$t/out' | grep -q 'norm.gains' && head -1 '$t/out' | grep -q 'train.precision' &&
+             head -1 '$t/out' | grep -q 'model.embed_std' && head -1 '$t/out' | grep -q 'data.packing' &&
+             grep -q ' frozen  *bf16  *0.632  *documents ' '$t/out'"
+cod ls --sweep "$rsid" --all --json
+cell=$(grep -o '"id":[0-9]*,"name":"[^"]*-frozen-lns-bf16-0.632-documents"' "$t/out" | grep -o '^"id":[0-9]*' | cut -d: -f2)
+cod show "$cell" --json
+check "a cell's spec: every setting in place" bash -c "[ -n '$cell' ] && [ $rc = 0 ] &&
+    grep -qF '\"gains\":\"frozen\"' '$t/out' && grep -qF '\"precision\":\"bf16\"' '$t/out' &&
+    grep -qF '\"embed_std\":0.63' '$t/out' && grep -qF '\"packing\":\"documents\"' '$t/out'"
+mkdir -p "$t/nometa" && cp "$t/data/train_000000.bin" "$t/nometa/"
+cod sweep "$t/spec.json" --set "data.train=$t/nometa/train_*.bin" --grid packing=stream,documents
+expect "sweep: documents packing of shards without meta.json refused, naming doc_token" 1 'doc_token' err
 
 # --- a worker (curl) runs e2: metrics, logs
 wreq() { req "$1" "$2" "$3" "${WK[@]}"; }

@@ -98,6 +98,17 @@ check "studies/depth/table.py: LNS alone, a row per depth and lr with Pre-LN's c
     test "$(grep -c '^| [23] | — | [0-9.]* ± [0-9.]* (n=3) | — | ' "$t/table_lns.md")" = 2
 code=$(req GET "/v1/sweeps/$sid/series")
 check "GET /v1/sweeps/ID/series without a name: 400 naming it" bash -c "[ $code = 400 ] && grep -q '\"field\":\"name\"' '$t/body'"
+# the embedding's std is no part of the model's name: settings that differ
+# in it alone are labelled by it, not both "L2-d32"
+esid=$(bin/cod sweep "$t/base.json" --set train.steps=2 --set train.warmup=0 --grid norm=pre \
+    model.embed_std=0.02,0.632 --json | js 'j.id')
+for id in $(get "/v1/sweeps/$esid" | js 'j.cells.map(c => c.experiment)'); do
+    bin/cod watch "$id" --interval 0.2 >/dev/null 2>&1
+done
+bin/cod report --sweep "$esid" --out "$t/report-embed" > /dev/null
+check "report: a setting of model.embed_std is labelled by it" \
+    bash -c "grep -q 'model.embed_std=0.02' '$t/report-embed/report.html' &&
+             grep -q 'model.embed_std=0.632' '$t/report-embed/report.html'"
 
 mkdir -p tests/out
 rm -f tests/out/report.png

@@ -18,7 +18,7 @@ static inline void twin_update(struct model *const m[2], real *const adam_m[2],
         model_step(m[i], tok, tgt, B, (real)(1.0 / (B * m[i]->cfg.seq_len)));
         loss[i] = model_losses_take(m[i]);
         norm[i] = o->adam(m[i]->params, m[i]->wact, m[i]->grads, adam_m[i], adam_v[i],
-                          m[i]->n_params, lr, 0.9f, 0.95f, 1e-8f, 0.1f, step, 1.0);
+                          m[i]->n_params, lr, 0.9f, 0.95f, 1e-8f, 0.1f, step, 1.0, NULL);
     }
 }
 

@@ -4,13 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "trainer/rows.h"
+
 int angular_run(struct model *m, const struct loader *val, int64_t tokens,
                 struct angular_result *r, char *err, size_t errlen)
 {
     int L = m->cfg.n_layers, T = m->cfg.seq_len, d = m->cfg.dim;
-    int64_t seqs = (tokens + T - 1) / T;
-    if (seqs > val->n_chunks)
-        seqs = val->n_chunks;
+    int64_t seqs = loader_rows_for(val, tokens);
     if (seqs < 1) {
         snprintf(err, errlen, "no held-out sequence of %d tokens for the angular distance", T);
         return -1;
@@ -20,7 +20,8 @@ int angular_run(struct model *m, const struct loader *val, int64_t tokens,
     r->tokens = 0;
     r->d = calloc((size_t)L * L, sizeof(double));
     int32_t *tok = malloc(bt * sizeof(int32_t)), *tgt = malloc(bt * sizeof(int32_t));
-    if (!r->d || !tok || !tgt) {
+    act *pack[2] = {NULL, NULL};
+    if (!r->d || !tok || !tgt || (val->documents && rows_alloc(m->ops, pack, bt * d))) {
         snprintf(err, errlen, "out of memory for the angular distances of %d layers", L);
         free(tok);
         free(tgt);
@@ -28,16 +29,21 @@ int angular_run(struct model *m, const struct loader *val, int64_t tokens,
         return -1;
     }
     for (int64_t s = 0; s < seqs; s += m->max_B) {
-        int B = (int)(seqs - s < m->max_B ? seqs - s : m->max_B), N = B * T;
+        int B = (int)(seqs - s < m->max_B ? seqs - s : m->max_B);
         for (int b = 0; b < B; b++)
             loader_chunk(val, s + b, tok + (size_t)b * T, tgt + (size_t)b * T);
         model_forward(m, tok, tgt, B, 0);
-        for (int l = 1; l <= L; l++)
+        struct rows rows;
+        rows_of(&rows, tgt, B, T, val->documents ? pack : NULL);
+        for (int l = 1; l <= L; l++) {
+            const act *x = rows_pack(m->ops, &rows, m->stream[l - 1], d, 0);
             for (int n = 1; l + n - 1 <= L; n++)
-                r->d[(size_t)(l - 1) * L + n - 1] +=
-                    m->ops->angular_sum(m->stream[l - 1], m->stream[l - 1 + n], N, d);
-        r->tokens += N;
+                r->d[(size_t)(l - 1) * L + n - 1] += m->ops->angular_sum(
+                    x, rows_pack(m->ops, &rows, m->stream[l - 1 + n], d, 1), (int)rows.n, d);
+        }
+        r->tokens += rows.n;
     }
+    rows_free(m->ops, pack);
     for (int l = 1; l <= L; l++)
         for (int n = 1; n <= L; n++)
             r->d[(size_t)(l - 1) * L + n - 1] =

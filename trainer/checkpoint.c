@@ -146,8 +146,9 @@ static int write_files(const char *tmp, const struct model *m, const real *adam_
     if (path_fmt(path, sizeof(path), err, errlen, "%s/optim.safetensors", tmp) ||
         (adam_m && write_sets(path, m, moments, moment_names, 2, err, errlen)))
         return -1;
-    json_t *state = json_pack("{s:I, s:I, s:I, s:s, s:O}", "step", (json_int_t)st->step, "samples",
-                              (json_int_t)st->samples, "seed", (json_int_t)st->seed, "real",
+    json_t *state = json_pack("{s:I, s:I, s:I, s:I, s:s, s:O}", "step", (json_int_t)st->step,
+                              "samples", (json_int_t)st->samples, "tokens",
+                              (json_int_t)st->tokens, "seed", (json_int_t)st->seed, "real",
                               REAL_NAME, "spec", spec);
     if (fio_write_json(state, tmp, "state.json", err, errlen))
         return -1;
@@ -282,6 +283,8 @@ int checkpoint_read_state(const char *ckpt_dir, struct train_state *st, json_t *
     }
     st->step = (long)step;
     st->samples = samples;
+    json_t *tokens = json_object_get(state, "tokens");
+    st->tokens = json_is_integer(tokens) ? json_integer_value(tokens) : -1;
     st->seed = (unsigned long long)seed;
     *spec_out = json_incref(spec);
     json_decref(state);

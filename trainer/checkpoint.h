@@ -16,6 +16,8 @@
 struct train_state {
     long step;              /* optimizer updates done */
     long long samples;      /* training sequences consumed (the data cursor) */
+    long long tokens;       /* the targets trained on, pads not counted; -1 when a
+                               checkpoint does not say (written before cod counted them) */
     unsigned long long seed;
 };
 

@@ -6,9 +6,7 @@ void eval_shard(struct model *m, const struct loader *val, int64_t tokens, int r
                 int32_t *tok, int32_t *tgt, double *sum, int64_t *count)
 {
     int T = m->cfg.seq_len;
-    int64_t seqs = (tokens + T - 1) / T;
-    if (seqs > val->n_chunks)
-        seqs = val->n_chunks;
+    int64_t seqs = loader_rows_for(val, tokens);
     *sum = 0;
     *count = 0;
     for (int64_t s = rank; s < seqs;) {

@@ -1,6 +1,7 @@
 /* Held-out evaluation: the exact token-weighted mean loss over the first
- * `tokens` targets of the validation shards (whole sequences, in file
- * order), and its perplexity exp(loss). */
+ * `tokens` targets of the validation shards, whole rows in file order (in
+ * documents packing whole documents, each once, their pads not counted;
+ * at most the whole set), and its perplexity exp(loss). */
 #ifndef COD_EVAL_H
 #define COD_EVAL_H
 
@@ -18,7 +19,7 @@ struct eval_result {
 struct eval_result eval_run(struct model *m, const struct loader *val, int64_t tokens,
                             int32_t *tok, int32_t *tgt);
 
-/* The share of rank `rank` of `world` (every world-th sequence from the
+/* The share of rank `rank` of `world` (every world-th row from the
  * rank-th): its summed loss and its count of targets, for the ranks to add. */
 void eval_shard(struct model *m, const struct loader *val, int64_t tokens, int rank, int world,
                 int32_t *tok, int32_t *tgt, double *sum, int64_t *count);

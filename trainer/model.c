@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/bf16.h"
 #include "trainer/rng.h"
 
 /* What one sub-layer keeps for its backward. The SwiGLU output is not
@@ -77,6 +78,47 @@ static real *DW(const struct model *m, int l, int k) { return m->grads + woff(m,
 static const act *WA(const struct model *m, int l, int k)
 {
     return act_at_c(m->ops, m->wact, woff(m, l, k));
+}
+/* a norm gain's gradient: none when the gains are frozen */
+static real *DG(const struct model *m, int l, int k)
+{
+    return m->cfg.norm.gains == GAINS_FROZEN ? NULL : DW(m, l, k);
+}
+
+static int is_gain(enum param_kind k)
+{
+    return k == P_NORM_IN_ATTN || k == P_NORM_IN_FFN || k == P_NORM_OUT_ATTN ||
+           k == P_NORM_OUT_FFN || k == P_FINAL_NORM;
+}
+
+/* With frozen gains, the buffer but the gains' spans (model.h). */
+static int learn_ranges(struct model *m)
+{
+    if (m->cfg.norm.gains != GAINS_FROZEN)
+        return 0;
+    m->learn_ranges = malloc(2 * ((size_t)m->n_tensors + 1) * sizeof(size_t));
+    if (!m->learn_ranges)
+        return -1;
+    size_t lo = 0;
+    int n = 0;
+    for (int t = 0; t < m->n_tensors; t++) {
+        const struct param_info *p = &m->info[t];
+        if (!is_gain(p->kind))
+            continue;
+        if (p->offset > lo) {
+            m->learn_ranges[2 * n] = lo;
+            m->learn_ranges[2 * n + 1] = p->offset;
+            n++;
+        }
+        lo = p->offset + p->span;
+    }
+    if (m->n_params > lo) {
+        m->learn_ranges[2 * n] = lo;
+        m->learn_ranges[2 * n + 1] = m->n_params;
+        n++;
+    }
+    m->n_learn_ranges = n;
+    return 0;
 }
 
 static act *rows(const struct model *m, act *p, size_t n0, size_t width)
@@ -332,7 +374,7 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
         m->woff[(size_t)(L + 1) * P_KIND_COUNT + P_HEAD] = m->woff[P_EMBED];
     m->roff = m->woff;
     m->n_real = m->n_params;
-    if (fwd && !ops->act_is_real && compact_params(m)) {
+    if ((fwd && !ops->act_is_real && compact_params(m)) || learn_ranges(m)) {
         snprintf(err, errlen, "out of host memory for the model tables");
         free(rope_h);
         model_destroy(m);
@@ -458,6 +500,7 @@ void model_destroy(struct model *m)
     if (m->roff != m->woff)
         free(m->roff);
     free(m->woff);
+    free(m->learn_ranges);
     free(m->stream);
     free(m->acts);
     free(m->h_pos);
@@ -550,7 +593,7 @@ int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
         double fill = 0, std = 0;
         switch (p->kind) {
         case P_EMBED:
-            std = sqrt(0.4);
+            std = m->cfg.embed_std;
             break;
         case P_NORM_IN_ATTN: case P_NORM_IN_FFN: case P_NORM_OUT_ATTN: case P_NORM_OUT_FFN:
         case P_FINAL_NORM:
@@ -562,8 +605,10 @@ int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
         default:
             std = init_std(m, p);
         }
-        for (size_t i = 0; i < p->n; i++)
-            host[param_index(p, i)] = (real)(std > 0 ? std * rng_normal(&r) : fill);
+        for (size_t i = 0; i < p->n; i++) {
+            real x = (real)(std > 0 ? std * rng_normal(&r) : fill);
+            host[param_index(p, i)] = m->cfg.bf16 ? real_bf16(x) : x;
+        }
     }
     m->ops->upload(m->params, host, m->n_params);
     free(host);
@@ -782,7 +827,7 @@ static void sublayer_bwd(struct model *m, int l, int attn, struct sub_acts *a, c
     int d = m->cfg.dim;
     size_t Nd = (size_t)N * d;
     const real *gin = W(m, l, attn ? P_NORM_IN_ATTN : P_NORM_IN_FFN);
-    real *dgin = DW(m, l, attn ? P_NORM_IN_ATTN : P_NORM_IN_FFN);
+    real *dgin = DG(m, l, attn ? P_NORM_IN_ATTN : P_NORM_IN_FFN);
 
     /* dr = dr_s·dr_buf, the gradient of r */
     const act *dr_buf = g;
@@ -810,7 +855,7 @@ static void sublayer_bwd(struct model *m, int l, int attn, struct sub_acts *a, c
         }
         if (c.sandwich) {
             int k = attn ? P_NORM_OUT_ATTN : P_NORM_OUT_FFN;
-            o->rmsnorm_bwd(m->tmp[2], DW(m, l, k), df_buf, a->f, W(m, l, k), a->rout, N, d, 1, 1,
+            o->rmsnorm_bwd(m->tmp[2], DG(m, l, k), df_buf, a->f, W(m, l, k), a->rout, N, d, 1, 1,
                            NULL, 0);
             df_buf = m->tmp[2];
         }
@@ -834,7 +879,7 @@ void model_backward(struct model *m)
     /* the stream's gradient alternates between two buffers: each sub-layer
      * reads its output's gradient from one and writes its input's to the other */
     act *ga = m->dstream[0], *gnext = m->dstream[1];
-    o->rmsnorm_bwd(ga, DW(m, L + 1, P_FINAL_NORM), m->dxf, m->stream[L], W(m, L + 1, P_FINAL_NORM),
+    o->rmsnorm_bwd(ga, DG(m, L + 1, P_FINAL_NORM), m->dxf, m->stream[L], W(m, L + 1, P_FINAL_NORM),
                    m->rstd_f, N, d, 1, 1, NULL, 0);
     if (m->grads_ready)
         m->grads_ready(m->grads_ctx, m->block_end[L - 1], m->n_params);

@@ -41,6 +41,8 @@ struct model_config {
      * act is not real the master weights are not kept either: only the
      * matmuls' act copy, and the vectors (norm gains, biases) as real. */
     int forward_only;
+    double embed_std;    /* the embedding's init: N(0, embed_std) */
+    int bf16;            /* weights held in bf16 (train.precision "bf16"): the init is rounded */
 };
 
 enum param_kind {
@@ -90,6 +92,11 @@ struct model {
                                        the vectors alone (forward_only where act is not real) */
     size_t n_real;                  /* elements of params */
     int n_kv, hd;                   /* key/value heads and the head size in use */
+    /* the parameters that learn, as ascending [lo, hi) pairs of the buffer
+     * (ops.h's adam_extra): NULL when all do; without the norms' gains when
+     * they are frozen (norm.gains), which then get no gradient either */
+    size_t *learn_ranges;
+    int n_learn_ranges;
 
     int max_B, B;                   /* allocated batch and the current one */
     int32_t *tokens, *targets;
@@ -148,7 +155,7 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
                  char *err, size_t errlen);
 void model_destroy(struct model *m);
 
-/* The init of the variant (spec/variant.h) from a seed. */
+/* The init of the variant (spec/variant.h) from a seed, rounded to bf16 when cfg.bf16. */
 int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen);
 /* After m->params changed other than by the ops' adam (an upload, a
  * checkpoint): brings the matmuls' copy of the weights in step. */

@@ -28,17 +28,20 @@ void stats_free(struct layer_stats *s)
     s->out_var = s->out_rms = s->angular = s->grad_norm = s->update_ratio = NULL;
 }
 
-void stats_activations(const struct model *m, struct layer_stats *s)
+void stats_activations(const struct model *m, const struct rows *rows, struct layer_stats *s)
 {
-    int N = m->B * m->cfg.seq_len, d = m->cfg.dim;
+    int N = (int)rows->n, d = m->cfg.dim;
     size_t n = (size_t)N * d;
+    const act *prev = NULL;
     for (int l = 0; l <= m->cfg.n_layers; l++) {
-        double sum = m->ops->act_sum(m->stream[l], n), sq = m->ops->act_sumsq(m->stream[l], n);
+        const act *x = rows_pack(m->ops, rows, m->stream[l], d, l % 2);
+        double sum = m->ops->act_sum(x, n), sq = m->ops->act_sumsq(x, n);
         double mean = sum / (double)n;
         s->out_var[l] = sq / (double)n - mean * mean;
         s->out_rms[l] = sqrt(sq / (double)n);
         if (l > 0)
-            s->angular[l] = m->ops->angular_sum(m->stream[l - 1], m->stream[l], N, d) / N;
+            s->angular[l] = m->ops->angular_sum(prev, x, N, d) / N;
+        prev = x;
     }
 }
 
@@ -46,33 +49,37 @@ int stats_heldout(struct model *m, const struct loader *val, int64_t tokens, str
                   int64_t *seen, char *err, size_t errlen)
 {
     int L = m->cfg.n_layers, T = m->cfg.seq_len, d = m->cfg.dim;
-    int64_t seqs = (tokens + T - 1) / T;
-    if (seqs > val->n_chunks)
-        seqs = val->n_chunks;
+    int64_t seqs = loader_rows_for(val, tokens);
     size_t bt = (size_t)m->max_B * T;
     double *sum = calloc((size_t)L + 1, sizeof(double)), *sq = calloc((size_t)L + 1, sizeof(double));
     int32_t *tok = malloc(bt * sizeof(int32_t)), *tgt = malloc(bt * sizeof(int32_t));
+    act *pack[2] = {NULL, NULL};
     int rc = -1;
     if (seqs < 1)
         snprintf(err, errlen, "no held-out sequence of %d tokens for the statistics", T);
-    else if (!sum || !sq || !tok || !tgt)
+    else if (!sum || !sq || !tok || !tgt || (val->documents && rows_alloc(m->ops, pack, bt * d)))
         snprintf(err, errlen, "out of memory for the statistics of %d layers", L);
     else
         rc = 0;
     *seen = 0;
     for (int64_t q = 0; rc == 0 && q < seqs; q += m->max_B) {
-        int B = (int)(seqs - q < m->max_B ? seqs - q : m->max_B), N = B * T;
+        int B = (int)(seqs - q < m->max_B ? seqs - q : m->max_B);
         for (int b = 0; b < B; b++)
             loader_chunk(val, q + b, tok + (size_t)b * T, tgt + (size_t)b * T);
         model_forward(m, tok, tgt, B, 0);
-        size_t n = (size_t)N * d;
+        struct rows rows;
+        rows_of(&rows, tgt, B, T, val->documents ? pack : NULL);
+        size_t n = (size_t)rows.n * d;
+        const act *prev = NULL;
         for (int l = 0; l <= L; l++) {
-            sum[l] += m->ops->act_sum(m->stream[l], n);
-            sq[l] += m->ops->act_sumsq(m->stream[l], n);
+            const act *x = rows_pack(m->ops, &rows, m->stream[l], d, l % 2);
+            sum[l] += m->ops->act_sum(x, n);
+            sq[l] += m->ops->act_sumsq(x, n);
             if (l > 0)
-                s->angular[l] += m->ops->angular_sum(m->stream[l - 1], m->stream[l], N, d);
+                s->angular[l] += m->ops->angular_sum(prev, x, (int)rows.n, d);
+            prev = x;
         }
-        *seen += N;
+        *seen += rows.n;
     }
     for (int l = 0; rc == 0 && l <= L; l++) {
         double n = (double)*seen * d, mean = sum[l] / n;
@@ -81,6 +88,7 @@ int stats_heldout(struct model *m, const struct loader *val, int64_t tokens, str
         if (l > 0)
             s->angular[l] /= (double)*seen;
     }
+    rows_free(m->ops, pack);
     free(sum);
     free(sq);
     free(tok);

@@ -11,6 +11,7 @@
 
 #include "trainer/dataloader.h"
 #include "trainer/model.h"
+#include "trainer/rows.h"
 
 struct layer_stats {
     int n_layers;
@@ -20,8 +21,9 @@ struct layer_stats {
 
 int stats_alloc(struct layer_stats *s, int n_layers);
 void stats_free(struct layer_stats *s);
-/* From the activations of the last forward (on the held-out batch). */
-void stats_activations(const struct model *m, struct layer_stats *s);
+/* From the activations of the last forward (on the held-out batch), over
+ * its positions with a target (rows.h). */
+void stats_activations(const struct model *m, const struct rows *rows, struct layer_stats *s);
 /* The same three over the first ceil(tokens / seq_len) held-out
  * sequences of val (cod-analyze stats: the paper's Figure 1 for any
  * model): sums over every batch, so out_var is the variance of every

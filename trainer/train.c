@@ -17,6 +17,7 @@
 #include "trainer/metrics_log.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
+#include "trainer/rows.h"
 #include "trainer/schedule.h"
 #include "trainer/stats.h"
 
@@ -28,7 +29,9 @@ struct run {
     struct model m;
     struct loader train, val;
     real *adam_m, *adam_v, *before;
+    act *pack[2];            /* documents packing: the statistics' batch without its pads */
     int32_t *tok, *tgt;
+    long long tokens;        /* the targets trained on (checkpoints' state.json) */
     struct layer_stats stats;
     json_t *spec_json;
     struct comm *comm; /* the gang's, or comm_single */
@@ -84,7 +87,8 @@ static void evaluate(struct run *r, long step)
         say(r, "eval step %ld: loss %.4f ppl %.2f over %.0f tokens", step, loss, ppl, v[1]);
 }
 
-/* Activations on the fixed held-out batch: the first micro-batch of validation. */
+/* Activations on the fixed held-out batch: the first micro-batch of
+ * validation, over its positions with a target (not a row's pads). */
 static void layer_stats(struct run *r, long step, int with_grads)
 {
     int T = r->spec->train.seq_len, B = r->m.max_B;
@@ -93,7 +97,9 @@ static void layer_stats(struct run *r, long step, int with_grads)
     for (int b = 0; b < B; b++)
         loader_chunk(&r->val, b, r->tok + (size_t)b * T, r->tgt + (size_t)b * T);
     model_forward(&r->m, r->tok, r->tgt, B, 0);
-    stats_activations(&r->m, &r->stats);
+    struct rows real_rows;
+    rows_of(&real_rows, r->tgt, B, T, r->pack);
+    stats_activations(&r->m, &real_rows, &r->stats);
     for (int l = 0; l <= r->spec->model.n_layers; l++) {
         emit(r, step, "layer/out_var", l, r->stats.out_var[l]);
         emit(r, step, "layer/out_rms", l, r->stats.out_rms[l]);
@@ -111,7 +117,10 @@ static int save(struct run *r, long step, char *err, size_t errlen)
 {
     if (r->rank != 0)
         return 0;
-    struct train_state st = {step, (long long)step * r->spec->train.batch_seqs, r->spec->train.seed};
+    struct train_state st = {.step = step,
+                             .samples = (long long)step * r->spec->train.batch_seqs,
+                             .tokens = r->tokens,
+                             .seed = r->spec->train.seed};
     if (checkpoint_save(r->out_dir, &r->m, r->adam_m, r->adam_v, &st, r->spec_json,
                         r->spec->checkpoint_keep, err, errlen)) {
         r->fault = 1; /* the machine's disk, not the experiment: another attempt may do */
@@ -141,7 +150,9 @@ static int resume(struct run *r, long *step, char *err, size_t errlen)
     json_t *ck_spec = NULL;
     if (checkpoint_load(path, &r->m, r->adam_m, r->adam_v, &st, &ck_spec, err, errlen))
         return -1;
-    int same = json_equal(ck_spec, r->spec_json);
+    r->tokens = st.tokens >= 0 ? st.tokens : st.samples * r->spec->train.seq_len;
+    /* a checkpoint of a cod without the recipe's settings ran their values of that time */
+    int same = spec_upgrade(ck_spec) == 0 && json_equal(ck_spec, r->spec_json);
     if (!same)
         snprintf(err, errlen, "%s: the spec differs from the checkpoint's in field \"%s\"", path,
                  first_difference(ck_spec, r->spec_json));
@@ -186,6 +197,16 @@ int64_t train_sample_index(const struct job_spec *s, long step, int rank, int wo
     return (int64_t)step * s->train.batch_seqs + (int64_t)rank * (s->train.batch_seqs / world) + i;
 }
 
+struct model_config train_model_config(const struct job_spec *s)
+{
+    return (struct model_config){.dim = s->model.dim, .n_layers = s->model.n_layers,
+                                 .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
+                                 .vocab = s->model.vocab, .seq_len = s->train.seq_len,
+                                 .norm = s->norm, .rope_theta = 10000, .norm_eps = 1e-6,
+                                 .embed_std = s->model.embed_std,
+                                 .bf16 = s->train.precision == PRECISION_BF16};
+}
+
 static int setup(struct run *r, char *err, size_t errlen)
 {
     const struct job_spec *s = r->spec;
@@ -197,16 +218,19 @@ static int setup(struct run *r, char *err, size_t errlen)
                  s->train.batch_seqs, r->world, s->train.micro_batch);
         return -1;
     }
-    if (loader_open(&r->train, s->train_glob, s->train.seq_len, s->train.seed, err, errlen) ||
-        loader_open(&r->val, s->val_glob, s->train.seq_len, s->train.seed, err, errlen))
+    if (loader_open_spec(&r->train, s, s->train_glob, "data.train", err, errlen) ||
+        loader_open_spec(&r->val, s, s->val_glob, "data.val", err, errlen))
         return -1;
-    struct model_config c = {.dim = s->model.dim, .n_layers = s->model.n_layers,
-                             .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
-                             .vocab = s->model.vocab, .seq_len = s->train.seq_len,
-                             .norm = s->norm, .rope_theta = 10000, .norm_eps = 1e-6};
+    struct model_config c = train_model_config(s);
     if (model_create(&r->m, o, &c, s->train.micro_batch, err, errlen))
         return -1;
     size_t n = r->m.n_params, bt = (size_t)s->train.micro_batch * s->train.seq_len;
+    if (s->packing == PACKING_DOCUMENTS && s->stats_every > 0 &&
+        rows_alloc(o, r->pack, bt * (size_t)s->model.dim)) {
+        snprintf(err, errlen, "out of memory on %s for the statistics' batch without its pads",
+                 o->name);
+        return -1;
+    }
     r->adam_m = o->alloc(n);
     r->adam_v = o->alloc(n);
     r->before = s->stats_every > 0 ? o->alloc(n) : NULL;
@@ -233,6 +257,7 @@ static void teardown(struct run *r)
         o->free(r->adam_m);
         o->free(r->adam_v);
         o->free(r->before);
+        rows_free(o, r->pack);
         model_destroy(&r->m);
     }
     free(r->tok);
@@ -250,18 +275,39 @@ static void sum_grads(void *ctx, size_t lo, size_t hi)
     r->comm->allreduce(r->comm, r->m.grads + lo, hi - lo);
 }
 
+/* The targets of update `step`'s whole batch, every rank's share: all
+ * batch·T in stream packing; in documents packing what its documents hold,
+ * known from the loader's index before any is read, so every rank scales
+ * by the same count. */
+static double batch_targets(const struct run *r, long step)
+{
+    const struct job_spec *s = r->spec;
+    if (s->packing != PACKING_DOCUMENTS)
+        return (double)s->train.batch_seqs * s->train.seq_len;
+    double count = 0;
+    for (int i = 0; i < s->train.batch_seqs; i++)
+        count += loader_targets(&r->train,
+                                loader_sample_row(&r->train, train_sample_index(s, step, 0, 1, i)));
+    return count;
+}
+
 /* One optimizer update over batch_seqs sequences, this rank's share of
- * them; returns the share's summed loss. The gradients are scaled for the
- * whole batch, so the ranks' sum is the batch's mean gradient: every rank
- * then takes the same Adam step. */
-static double update(struct run *r, long step, int with_stats, double *grad_norm, double *lr)
+ * them; returns the share's summed loss, and in *count the whole batch's
+ * targets. The gradients are scaled for the whole batch, so the ranks' sum
+ * is the batch's mean gradient over its targets: every rank then takes the
+ * same Adam step. */
+static double update(struct run *r, long step, int with_stats, double *count, double *grad_norm,
+                     double *lr)
 {
     const struct job_spec *s = r->spec;
     const struct ops *o = r->m.ops;
     int T = s->train.seq_len, mb = s->train.micro_batch;
     int n_micro = s->train.batch_seqs / r->world / mb;
-    /* every target counts here (shards have no padding), so the mean is over batch·T */
-    double count = (double)s->train.batch_seqs * T;
+    /* The micro-batches' losses are scaled by the batch's slots, a constant
+     * (a recorded micro-batch replays its scale), and Adam rescales the
+     * gradient to the mean over the targets. */
+    double slots = (double)s->train.batch_seqs * T;
+    *count = batch_targets(r, step);
     o->zero(r->m.grads, r->m.n_params);
     for (int k = 0; k < n_micro; k++) {
         for (int b = 0; b < mb; b++)
@@ -272,7 +318,7 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
             r->m.grads_ready = sum_grads;
             r->m.grads_ctx = r;
         }
-        model_step(&r->m, r->tok, r->tgt, mb, (real)(1.0 / count));
+        model_step(&r->m, r->tok, r->tgt, mb, (real)(1.0 / slots));
         r->m.grads_ready = NULL;
     }
     double sum = model_losses_take(&r->m);
@@ -280,14 +326,17 @@ static double update(struct run *r, long step, int with_stats, double *grad_norm
     if (with_stats)
         o->copy(r->before, r->m.params, r->m.n_params);
     *lr = schedule_lr(s->train.lr, s->train.warmup, s->train.steps, s->train.min_lr_ratio, step);
+    struct adam_extra x = {.grad_scale = slots / *count,
+                           .bf16 = s->train.precision == PRECISION_BF16,
+                           .ranges = r->m.learn_ranges, .n_ranges = r->m.n_learn_ranges};
     *grad_norm = o->adam(r->m.params, r->m.wact, r->m.grads, r->adam_m, r->adam_v, r->m.n_params,
                          (real)*lr, (real)s->train.beta1, (real)s->train.beta2,
                          (real)s->train.eps, (real)s->train.weight_decay, step + 1,
-                         s->train.clip);
+                         s->train.clip, &x);
     if (with_stats) {
         double clip = s->train.clip > 0 && *grad_norm > s->train.clip
                           ? s->train.clip / *grad_norm : 1;
-        stats_grad_norms(&r->m, &r->stats, clip);
+        stats_grad_norms(&r->m, &r->stats, clip * x.grad_scale);
         stats_update_ratios(&r->m, r->before, &r->stats);
     }
     return sum;
@@ -438,15 +487,14 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         if (machine_fault(&r, 0, err, errlen))
             goto out;
     }
-    double tokens_per_step = (double)spec->train.batch_seqs * spec->train.seq_len;
     double last_print = now() - 1e9, started = now();
     long first_step = step;
-    double count = tokens_per_step;
     while (step < spec->train.steps) {
         int with_stats = r.rank == 0 && spec->stats_every > 0 &&
                          ((step + 1) % spec->stats_every == 0 || step + 1 == spec->train.steps);
-        double t0 = now(), gnorm, lr;
-        double local = update(&r, step, with_stats, &gnorm, &lr);
+        double t0 = now(), gnorm, lr, count;
+        double local = update(&r, step, with_stats, &count, &gnorm, &lr);
+        r.tokens += (long long)count;
         step++;
         if (machine_fault(&r, step, err, errlen))
             goto out;
@@ -463,7 +511,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         emit(&r, step, "train/loss", -1, loss);
         emit(&r, step, "train/lr", -1, lr);
         emit(&r, step, "train/grad_norm", -1, gnorm);
-        emit(&r, step, "train/tokens_per_s", -1, tokens_per_step / dt);
+        emit(&r, step, "train/tokens_per_s", -1, count / dt);
         if (!isfinite(loss)) {
             snprintf(err, errlen, "diverged at step %ld", step);
             say(&r, "%s", err);
@@ -481,7 +529,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             double rate = (t - started) / (double)(step - first_step);
             fmt_duration(eta, sizeof(eta), rate * (double)(spec->train.steps - step));
             say(&r, "step %ld/%ld | loss %.4f | lr %.2e | grad %.3f | %.0f tok/s | ETA %s", step,
-                spec->train.steps, loss, lr, gnorm, tokens_per_step / dt, eta);
+                spec->train.steps, loss, lr, gnorm, count / dt, eta);
             last_print = t;
         }
         if (stop == TRAIN_STOP_ABANDON) {

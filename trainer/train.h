@@ -13,6 +13,7 @@
 #include "kernels/comm.h"
 #include "kernels/ops.h"
 #include "spec/spec.h"
+#include "trainer/model.h"
 
 struct train_hooks {
     void *ctx;
@@ -44,6 +45,9 @@ enum { TRAIN_GO_ON = 0, TRAIN_STOP_CHECKPOINT = 1, TRAIN_STOP_ABANDON = 2 };
  * r takes sequences [r·B/W, (r+1)·B/W) of the global batch of B, so W
  * ranks together read exactly what one rank would. */
 int64_t train_sample_index(const struct job_spec *s, long step, int rank, int world, int i);
+
+/* The model a spec describes (its vocabulary known). */
+struct model_config train_model_config(const struct job_spec *s);
 
 /* Runs the spec (validated, with its data checked) into out_dir. Returns
  * TRAIN_DONE, TRAIN_STOPPED (checkpoint written), TRAIN_FAILED with err (a

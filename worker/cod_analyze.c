@@ -35,6 +35,7 @@
 #include "trainer/prune.h"
 #include "trainer/stats.h"
 #include "worker/device.h"
+#include "trainer/train.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -80,9 +81,9 @@ static int load_spec(const char *ckpt, struct job_spec *s, char *err, size_t err
     json_t *spec;
     if (checkpoint_read_state(ckpt, &st, &spec, err, errlen))
         return -1;
-    struct spec_error se;
+    struct spec_error se = {"", "out of memory"};
     int rc = 0;
-    if (spec_from_json(spec, s, &se)) {
+    if (spec_upgrade(spec) || spec_from_json(spec, s, &se)) {
         snprintf(err, errlen, "%s/state.json: spec: %s: %s", ckpt, se.field, se.message);
         rc = -1;
     } else if (s->model.vocab <= 0) {
@@ -216,9 +217,7 @@ static int logits(struct model *m, const struct loader *v, long long tokens, con
                   char *err, size_t errlen)
 {
     int T = m->cfg.seq_len, V = m->cfg.vocab;
-    long long seqs = (tokens + T - 1) / T;
-    if (seqs > v->n_chunks)
-        seqs = v->n_chunks;
+    long long seqs = loader_rows_for(v, tokens);
     real *all = malloc((size_t)seqs * T * V * sizeof(real));
     int32_t *tok = malloc((size_t)m->max_B * T * sizeof(int32_t)),
             *tgt = malloc((size_t)m->max_B * T * sizeof(int32_t));
@@ -266,13 +265,11 @@ static int open_source(const char *dir, struct source *src, const char *val, int
     if (access(path, F_OK) == 0) {
         if (load_spec(dir, &src->spec, err, errlen))
             return -1;
-        const struct job_spec *s = &src->spec;
-        src->mc = (struct model_config){.dim = s->model.dim, .n_layers = s->model.n_layers,
-                                        .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
-                                        .vocab = s->model.vocab,
-                                        .seq_len = T ? T : s->train.seq_len, .norm = s->norm,
-                                        .rope_theta = 10000, .norm_eps = 1e-6,
-                                        .forward_only = 1};
+        struct job_spec *s = &src->spec;
+        if (T)
+            s->train.seq_len = T;
+        src->mc = train_model_config(s);
+        src->mc.forward_only = 1;
         *max_B = B ? B : s->train.micro_batch;
         src->val = val ? val : s->val_glob;
         snprintf(src->what, sizeof src->what, "norm %s", s->norm.name);
@@ -348,7 +345,10 @@ static int analyse(const char *cmd, const char *dir, const struct ops *ops, cons
     if (hf_load_weights(dir, &m, err, sizeof(err)))
         goto out;
     T = src.mc.seq_len;
-    if (loader_open(&v, src.val, T, 0, err, sizeof(err)))
+    /* a checkpoint's held-out rows as its run packed them (documents: whole
+     * documents, pads not counted) */
+    if (src.hf ? loader_open(&v, src.val, T, 0, NULL, err, sizeof(err))
+               : loader_open_spec(&v, &src.spec, src.val, "--val", err, sizeof(err)))
         goto out;
     if (loader_max_token(&v) >= (uint32_t)src.mc.vocab) {
         snprintf(err, sizeof(err), "%s: token %u is outside the model's vocabulary of %d",

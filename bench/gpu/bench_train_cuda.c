@@ -24,6 +24,7 @@
 #include "spec/spec.h"
 #include "trainer/model.h"
 #include "trainer/rng.h"
+#include "trainer/train.h"
 
 enum { PRESET_SEQ = 256, PRESET_VOCAB = 32000 };
 
@@ -87,10 +88,9 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("%s\n", err);
-    struct model_config c = {.dim = s.model.dim, .n_layers = s.model.n_layers,
-                             .n_heads = s.model.n_heads, .ffn_dim = s.model.ffn_dim,
-                             .vocab = vocab, .seq_len = seq, .norm = s.norm,
-                             .rope_theta = 10000, .norm_eps = 1e-6};
+    struct model_config c = train_model_config(&s);
+    c.vocab = vocab;
+    c.seq_len = seq;
     struct model m;
     real *am = NULL, *av = NULL;
     int B = fixed_B > 0 ? fixed_B : 128;
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
             model_step(&m, tok, tgt, B, (real)(1.0 / count));
         loss = model_losses_take(&m) / count;
         ops_cuda.adam(m.params, m.wact, m.grads, am, av, m.n_params, 1e-3f, 0.9f, 0.999f, 1e-8f,
-                      0, step + 3, 1.0);
+                      0, step + 3, 1.0, NULL);
     }
     double dt = now() - t0;
     ops_cuda_profile_range(0);

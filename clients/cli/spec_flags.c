@@ -34,6 +34,10 @@ static const struct spec_flag {
     {"--batch", "train.batch_seqs", SF_INT},
     {"--micro-batch", "train.micro_batch", SF_INT},
     {"--seed", "train.seed", SF_INT},
+    {"--precision", "train.precision", SF_STR},
+    {"--packing", "data.packing", SF_STR},
+    {"--embed-std", "model.embed_std", SF_NUM},
+    {"--gains", "norm.gains", SF_STR},
     {"--eval-every", "eval.every", SF_INT},
     {"--stats-every", "stats.every", SF_INT},
     {"--device", "resources.device", SF_STR},
@@ -87,7 +91,15 @@ static json_t *value_of(struct cli *c, enum sf_kind kind, const char *word, cons
     }
 }
 
-/* Sets obj's dotted path to v (stolen), making objects on the way. */
+/* The key a spec section's name goes under in its object form (the
+ * server's spec_name_key): "norm": "lns" is {"base": "lns"}. */
+static const char *name_key(const char *section)
+{
+    return !strcmp(section, "norm") ? "base" : !strcmp(section, "model") ? "preset" : NULL;
+}
+
+/* Sets obj's dotted path to v (stolen), making objects on the way; a
+ * section given by its name takes its object form (--norm lns --gains frozen). */
 static int set_path(struct cli *c, json_t *obj, const char *path, json_t *v)
 {
     char buf[256];
@@ -98,9 +110,13 @@ static int set_path(struct cli *c, json_t *obj, const char *path, json_t *v)
         return fail(c, EXIT_USAGE, "\"%s\" is not a spec field path", path);
     }
     char *key = buf, *dot;
+    json_t *root = obj;
     while ((dot = strchr(key, '.'))) {
         *dot = 0;
         json_t *next = json_object_get(obj, key);
+        if (json_is_string(next) && obj == root && name_key(key) &&
+            json_object_set_new(obj, key, next = json_pack("{s:O}", name_key(key), next)) != 0)
+            next = NULL;
         if (!next && json_object_set_new(obj, key, next = json_object()) != 0)
             next = NULL;
         if (!json_is_object(next)) {
@@ -164,13 +180,23 @@ int spec_build(struct cli *c, const char *file, const struct strlist *edits, jso
         json_decref(spec);
         return fail(c, EXIT_USAGE, "%s: a spec is a JSON object", file);
     }
-    for (int i = 0; i + 1 < edits->n; i += 2) {
-        int rc = apply(c, spec, flag_named(edits->v[i]), edits->v[i + 1]);
-        if (rc) {
-            json_decref(spec);
-            return rc;
+    /* whole sections first (--model, --norm, --set norm=...), then the
+     * fields inside them, so that --embed-std before --model is kept */
+    for (int inner = 0; inner <= 1; inner++)
+        for (int i = 0; i + 1 < edits->n; i += 2) {
+            const struct spec_flag *f = flag_named(edits->v[i]);
+            const char *path = f->kind == SF_SET ? edits->v[i + 1] : f->path;
+            const char *eq = f->kind == SF_SET ? strchr(path, '=') : NULL;
+            const char *dot = strchr(path, '.');
+            int is_inner = f->kind == SF_DATA || (dot && (!eq || dot < eq));
+            if (is_inner != inner)
+                continue;
+            int rc = apply(c, spec, f, edits->v[i + 1]);
+            if (rc) {
+                json_decref(spec);
+                return rc;
+            }
         }
-    }
     *out = spec;
     return 0;
 }

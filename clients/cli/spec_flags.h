@@ -17,6 +17,8 @@ void spec_opts_append(struct opt *opts, int room, struct strlist *edits);
     "spec flags (over the spec file's fields; the server fills in the rest):\n"                \
     "  --name NAME  --model PRESET|JSON  --norm VARIANT|JSON  --steps N  --lr X\n"              \
     "  --warmup N  --seq-len N  --batch SEQS  --micro-batch SEQS  --seed N\n"                   \
+    "  --precision mixed|bf16  --packing stream|documents  --embed-std X\n"                      \
+    "  --gains learned|frozen\n"                                                                \
     "  --eval-every N  --stats-every N  --device cpu|cuda|any  --gpus N\n"                      \
     "  --data DIR (DIR/train_*.bin, DIR/val_*.bin)  --data-train GLOB  --data-val GLOB\n"       \
     "  --priority N  --max-attempts N\n"                                                        \

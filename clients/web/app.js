@@ -330,7 +330,10 @@ function sweepTable(sw) {
   const across = keys[keys.length - 1];
   const down = keys.slice(0, -1);
   const fmt = (v) => typeof v === 'string' ? v : JSON.stringify(v);
-  const rowKey = (p) => down.map((k) => fmt(p[k])).join(' · ');
+  // a row names its values; a number says whose it is (lr=0.003,
+  // embed_std=0.02), a word (lns, bf16, documents, frozen) says it itself
+  const part = (k, v) => (typeof v === 'number' ? `${k.split('.').pop()}=${fmt(v)}` : fmt(v));
+  const rowKey = (p) => down.map((k) => part(k, p[k])).join(' · ');
   const cols = across ? sw.grid[across].map(fmt) : [''];
   const groups = sw.groups || [];
   const rows = new Map();

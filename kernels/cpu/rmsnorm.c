@@ -49,5 +49,6 @@ void cpu_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, const rea
                 dxr[j] = rr * dy[j] * g[j] - c * xr[j];
         }
     }
-    cpu_colsum_accumulate(dg, AC(dout), AC(x), rstd, s_out * s_in, N, d);
+    if (dg)
+        cpu_colsum_accumulate(dg, AC(dout), AC(x), rstd, s_out * s_in, N, d);
 }

@@ -87,7 +87,8 @@ void cuda_chscale_bwd(act *din, real *dlam, const act *dout, const act *in, cons
 void cuda_cross_entropy(real *loss, act *logits, const int32_t *tgt, int N, int V,
                         real grad_scale);
 double cuda_adam(real *p, act *pact, const real *g, real *m, real *v, size_t n, real lr, real b1,
-                 real b2, real eps, real wd, long step, double clip);
+                 real b2, real eps, real wd, long step, double clip,
+                 const struct adam_extra *x);
 double cuda_sum(const real *x, size_t n);
 double cuda_sumsq(const real *x, size_t n);
 double cuda_dist2(const real *x, const real *y, size_t n);

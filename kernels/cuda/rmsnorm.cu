@@ -261,7 +261,9 @@ void cuda_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, const re
     if (N <= 0)
         return;
     bool vec = vec_ok(x, d) && vec_ok(dx, d) && vec_ok(dout, d) && (!res || vec_ok(res, d));
-    if (vec && d <= 8 * 256) {
+    /* the fused kernel's point is the gain's gradient: without one (frozen
+     * gains) the input gradient alone, below */
+    if (vec && d <= 8 * 256 && dg) {
         switch ((d + 255) / 256) {
 #define CASE(M)                                                                                \
     case M:                                                                                    \
@@ -282,5 +284,6 @@ void cuda_rmsnorm_bwd(act *dx, real *dg, const act *dout, const act *x, const re
         rmsnorm_dx_kernel<false><<<grid, ROWS_PER_BLOCK * 32>>>(
             BF(dx), BFC(dout), BFC(x), g, rstd, N, d, s_in, s_out, BFC(res), b);
     LAUNCH_CHECK("rmsnorm_bwd");
-    cuda_colsum_accumulate(dg, BFC(dout), BFC(x), rstd, s_out * s_in, N, d, "rmsnorm_bwd");
+    if (dg)
+        cuda_colsum_accumulate(dg, BFC(dout), BFC(x), rstd, s_out * s_in, N, d, "rmsnorm_bwd");
 }

@@ -4,6 +4,8 @@
 # from the demo's) and workers, runs studies/depth/run.sh TARGET (submit,
 # wait, report), then stops them. Run again after a stop, it resumes: the
 # same database, the same sweep, workers resuming from their checkpoints.
+# STUDY=NAME runs studies/NAME/run.sh TARGET the same way instead (its
+# state in var/study-NAME-TARGET): STUDY=recipe is the recipe study.
 #   studies/depth/local.sh cpu   WORKERS CPU workers (default 2) of THREADS
 #                                OpenMP threads each (default 1), at nice 10
 #   studies/depth/local.sh gpu   WORKERS cuda:0 workers, from the GPU bundle
@@ -27,7 +29,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-}
 [ "$target" = cpu ] || [ "$target" = gpu ] || { echo "usage: studies/depth/local.sh cpu|gpu" >&2; exit 2; }
-d=${STUDY_DIR:-var/study-depth-$target}
+export STUDY=${STUDY:-depth}
+[ -x "studies/$STUDY/run.sh" ] || { echo "study: no studies/$STUDY/run.sh" >&2; exit 2; }
+d=${STUDY_DIR:-var/study-$STUDY-$target}
 mkdir -p "$d"
 d=$(cd "$d" && pwd)
 # NVIDIA's Multi-Process Service for the study's workers alone: its pipe
@@ -135,7 +139,7 @@ start=$SECONDS
 [ -z "${DEADLINE:-}" ] || export DEADLINE=$((DEADLINE - SECONDS))
 # in the background, because bash runs a trap only once a foreground
 # command has ended: a TERM would otherwise wait for the whole sweep
-COD=$BIN/cod studies/depth/run.sh "$target" &
+COD=$BIN/cod "studies/$STUDY/run.sh" "$target" &
 runner=$!
 wait "$runner"
 runner=

@@ -13,22 +13,25 @@
 # report's folder) run a follow-up on the same base instead, as its own
 # sweep: GRID="train.seed=1,2,3 norm=pre,lns model.n_layers=24 train.steps=3200"
 # OUT=studies/depth/cpu-3200 is the longer training of the study's README.
+# BASE names another base spec (another study's, which runs its sweeps
+# through this script: STUDY names it in the lines it prints).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-}
 [ "$target" = cpu ] || [ "$target" = gpu ] || { echo "usage: studies/depth/run.sh cpu|gpu" >&2; exit 2; }
 COD=${COD:-bin/cod}
-base=studies/depth/base-$target.json
+base=${BASE:-studies/depth/base-$target.json}
+study=${STUDY:-depth}
 out=${OUT:-studies/depth/$target}
 # Seeds outermost: the grid runs one replicate of every cell before the next.
 grid=(train.seed=1,2,3 norm=pre,lns,post,mixln model.n_layers=6,12,24,48)
 # shellcheck disable=SC2206 # GRID: words, as on a command line
 [ -z "${GRID:-}" ] || grid=($GRID)
 # A changed base or grid is another sweep, not a replay of the first.
-key=depth-$target-$( (cat "$base"; echo "${grid[*]}") | sha256sum | cut -c1-16)
+key=$study-$target-$( (cat "$base"; echo "${grid[*]}") | sha256sum | cut -c1-16)
 sid=$("$COD" sweep "$base" --grid "${grid[@]}" --idempotency-key "$key" --json |
     grep -o '"id": *[0-9]*' | head -1 | grep -o '[0-9]*$')
-echo "depth study: sweep $sid ($base, ${grid[*]})"
+echo "$study study: sweep $sid ($base, ${grid[*]})"
 # On the CPU, the whole grid's Post-LN and Mix-LN run one seed: their other
 # cells are cancelled while still queued (the report counts them as
 # cancelled), which keeps the study to about three hours on two cores. A
@@ -51,7 +54,7 @@ while :; do
     fi
     case "$states" in *queued* | *running*) ;; *) break ;; esac
     if [ -n "${DEADLINE:-}" ] && [ "$SECONDS" -ge "$DEADLINE" ]; then
-        echo "depth study: DEADLINE passed with cells unfinished; the report shows what ended"
+        echo "$study study: DEADLINE passed with cells unfinished; the report shows what ended"
         break
     fi
     sleep "${POLL:-30}"
@@ -63,6 +66,6 @@ chromium=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || tru
 if [ -n "$chromium" ] && command -v node >/dev/null; then
     CHROMIUM=$chromium node scripts/cdp.js screenshot "$out/report.html" "$out/report.png"
 else
-    echo "depth study: no chromium here, so no $out/report.png"
+    echo "$study study: no chromium here, so no $out/report.png"
 fi
-echo "depth study: report in $out/report.html"
+echo "$study study: report in $out/report.html"

@@ -24,7 +24,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     struct model_config c = {.dim = 8, .n_layers = 2, .n_heads = 2, .ffn_dim = 12, .vocab = 16,
-                             .seq_len = 4, .rope_theta = 10000, .norm_eps = 1e-6};
+                             .seq_len = 4, .rope_theta = 10000, .norm_eps = 1e-6,
+                             .embed_std = 0.02};
     char err[512];
     if (variant_preset("layerscale", &c.norm) != 0 || model_create(&m, &ops_cpu, &c, 1, err, sizeof err) != 0)
         fuzz_die("model_create: %s", err);

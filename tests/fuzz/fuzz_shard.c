@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the first byte picks the sequence length, as a spec's seq_len would */
     int T = 1 + (size ? data[0] % 16 : 0);
     struct loader l;
-    if (loader_open(&l, path, T, sum, err, sizeof err) != 0)
+    if (loader_open(&l, path, T, sum, NULL, err, sizeof err) != 0)
         return 0;
     int32_t tok[16], tgt[16];
     for (int64_t i = 0; i < 8; i++)

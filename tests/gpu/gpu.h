@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* bf16_round: inputs made exact in bf16 reach both backends as the same numbers */
+#include "kernels/bf16.h"
 #include "kernels/cuda/device.h"
 #include "kernels/cuda/ops_cuda.h"
 
@@ -19,20 +21,6 @@ static int gpu_start(void)
     }
     fprintf(stderr, "%s\n", why);
     return 0;
-}
-
-/* host round-to-nearest-even to bf16, as the device rounds: inputs made
- * exact in bf16 reach both backends as the same numbers */
-static inline real bf16_round(real x)
-{
-    uint32_t b;
-    memcpy(&b, &x, 4);
-    if ((b & 0x7f800000u) != 0x7f800000u) {
-        b += 0x7fffu + ((b >> 16) & 1u);
-        b &= 0xffff0000u;
-    }
-    memcpy(&x, &b, 4);
-    return x;
 }
 
 #endif

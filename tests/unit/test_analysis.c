@@ -38,14 +38,15 @@ static void export_reads_back_equal(void)
     if (!mkdtemp(dir) || parse("\"pre\"", &s))
         return;
     struct model_config c = {.dim = 16, .n_layers = 4, .n_heads = 2, .ffn_dim = 24, .vocab = 11,
-                             .seq_len = 8, .norm = s.norm, .rope_theta = 10000, .norm_eps = 1e-6};
+                             .seq_len = 8, .norm = s.norm, .rope_theta = 10000, .norm_eps = 1e-6,
+                             .embed_std = s.model.embed_std};
     if (model_create(&m, &ops_cpu, &c, 1, err, sizeof(err)) ||
         model_init_weights(&m, 1, err, sizeof(err))) {
         CHECK(0, "%s", err);
         return;
     }
     json_t *spec = spec_to_json(&s);
-    struct train_state st = {7, 0, 1};
+    struct train_state st = {.step = 7, .samples = 0, .tokens = 0, .seed = 1};
     CHECK(!checkpoint_save(dir, &m, NULL, NULL, &st, spec, 1, err, sizeof(err)), "%s", err);
     json_decref(spec);
     snprintf(ck, sizeof(ck), "%.100s/checkpoints/step_00000007", dir);

@@ -2,7 +2,9 @@
  * the comparisons can be exact: removing block ℓ computes what a model
  * built without it computes, with every remaining block at its original
  * depth ℓ (LNS's 1/√ℓ); removing nothing, or a block that is already the
- * identity, costs nothing; d(ℓ, n) matches a direct computation. */
+ * identity, costs nothing; d(ℓ, n) matches a direct computation, and in
+ * documents packing, as the per-layer statistics do, over the positions
+ * that have a target alone. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +17,22 @@
 #include "trainer/model.h"
 #include "trainer/prune.h"
 #include "trainer/rng.h"
+#include "trainer/stats.h"
 
 enum { D = 16, H = 2, F = 24, V = 11, T = 8, B = 2, SEQS = 5 };
 
 static char dir[] = "/tmp/cod-analysis-XXXXXX";
-static char val_glob[600];
+static char val_glob[600], docs_glob[600];
+/* the held-out documents: doc token V-1 before each, lengths of tokens
+ * with it; rows take T+1, so the 9s fill theirs and longer ones are cut */
+static const int doc_len[] = {3, 12, 5, 9, 2, 20, 4};
+enum { N_DOCS = sizeof doc_len / sizeof doc_len[0] };
 
 static int build(struct model *m, const char *preset, int L)
 {
     struct model_config c = {.dim = D, .n_layers = L, .n_heads = H, .ffn_dim = F, .vocab = V,
-                             .seq_len = T, .rope_theta = 10000, .norm_eps = 1e-6};
+                             .seq_len = T, .rope_theta = 10000, .norm_eps = 1e-6,
+                             .embed_std = 0.02};
     char err[256];
     variant_preset(preset, &c.norm);
     if (model_create(m, &ops_cpu, &c, B, err, sizeof(err)) ||
@@ -62,7 +70,7 @@ static void copy_without(struct model *to, const struct model *from, int removed
 static int open_val(struct loader *l)
 {
     char err[256];
-    if (loader_open(l, val_glob, T, 1, err, sizeof(err))) {
+    if (loader_open(l, val_glob, T, 1, NULL, err, sizeof(err))) {
         CHECK(0, "%s", err);
         return -1;
     }
@@ -174,6 +182,30 @@ static double direct_angle(const real *a, const real *b)
     return acos(c > 1 ? 1 : c < -1 ? -1 : c) / M_PI;
 }
 
+enum { MAX_L = 4 };
+
+/* Σ of arccos(cos(x_ℓ, x_ℓ₊ₙ))/π over the positions of the first rows of
+ * val that have a target (every position of a stream row), computed here
+ * token by token, into want[ℓ][n]. */
+static void direct_angles(struct model *m, const struct loader *val, int rows,
+                          double want[MAX_L + 1][MAX_L + 1])
+{
+    int L = m->cfg.n_layers;
+    int32_t tok[B * T], tgt[B * T];
+    for (int s = 0; s < rows; s += B) {
+        int nb = rows - s < B ? rows - s : B;
+        for (int b = 0; b < nb; b++)
+            loader_chunk(val, s + b, tok + b * T, tgt + b * T);
+        model_forward(m, tok, tgt, nb, 0);
+        for (int l = 1; l <= L; l++)
+            for (int n = 1; l + n - 1 <= L; n++)
+                for (int i = 0; i < nb * T; i++)
+                    if (tgt[i] >= 0)
+                        want[l][n] += direct_angle((const real *)m->stream[l - 1] + (size_t)i * D,
+                                                   (const real *)m->stream[l - 1 + n] + (size_t)i * D);
+    }
+}
+
 /* d(ℓ, n) over every token of SEQS sequences (three micro-batches, the last
  * short), against arccos of cosines computed here token by token. */
 static void angular_matches_direct(void)
@@ -187,19 +219,8 @@ static void angular_matches_direct(void)
     char err[256];
     CHECK(!angular_run(&m, &val, SEQS * T - 3, &r, err, sizeof(err)), "%s", err);
     CHECK(r.tokens == SEQS * T, "%lld tokens", (long long)r.tokens);
-    double want[L + 1][L + 1] = {{0}};
-    int32_t tok[B * T], tgt[B * T];
-    for (int s = 0; s < SEQS; s += B) {
-        int nb = SEQS - s < B ? SEQS - s : B;
-        for (int b = 0; b < nb; b++)
-            loader_chunk(&val, s + b, tok + b * T, tgt + b * T);
-        model_forward(&m, tok, tgt, nb, 0);
-        for (int l = 1; l <= L; l++)
-            for (int n = 1; l + n - 1 <= L; n++)
-                for (int i = 0; i < nb * T; i++)
-                    want[l][n] += direct_angle((const real *)m.stream[l - 1] + (size_t)i * D,
-                                               (const real *)m.stream[l - 1 + n] + (size_t)i * D);
-    }
+    double want[MAX_L + 1][MAX_L + 1] = {{0}};
+    direct_angles(&m, &val, SEQS, want);
     for (int l = 1; l <= L; l++)
         for (int n = 1; n <= L; n++) {
             double d = angular_at(&r, l, n);
@@ -231,6 +252,84 @@ static void angular_matches_direct(void)
     model_destroy(&m);
 }
 
+static int open_docs(struct loader *l)
+{
+    char err[256];
+    struct loader_docs d = {V - 1, 0, 0};
+    if (loader_open(l, docs_glob, T, 1, &d, err, sizeof(err))) {
+        CHECK(0, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Documents packing: d(ℓ, n) over the positions that have a target, the
+ * pads of the short documents' rows left out, against the direct
+ * computation over those positions; and the per-layer statistics of a
+ * padded batch (trainer/stats.c) over them too. */
+static void documents_leave_pads_out(void)
+{
+    enum { L = 3 };
+    struct model m;
+    struct loader val;
+    if (build(&m, "lns", L) || open_docs(&val))
+        return;
+    int64_t targets = 0;
+    for (int k = 0; k < N_DOCS; k++)
+        targets += doc_len[k] - 1 < T ? doc_len[k] - 1 : T;
+    struct angular_result r;
+    char err[256];
+    CHECK(!angular_run(&m, &val, 1000, &r, err, sizeof(err)), "%s", err);
+    CHECK(r.tokens == targets && val.n_chunks == N_DOCS, "%lld tokens of %lld, %lld rows",
+          (long long)r.tokens, (long long)targets, (long long)val.n_chunks);
+    double want[MAX_L + 1][MAX_L + 1] = {{0}};
+    direct_angles(&m, &val, N_DOCS, want);
+    int32_t tok[B * T], tgt[B * T];
+    for (int l = 1; l <= L; l++)
+        for (int n = 1; l + n - 1 <= L; n++)
+            CHECK(fabs(angular_at(&r, l, n) - want[l][n] / targets) < 1e-12,
+                  "d(%d, %d) = %.15f, direct %.15f", l, n, angular_at(&r, l, n),
+                  want[l][n] / targets);
+    angular_free(&r);
+    /* the first two documents: 2 and 8 targets of 16 positions */
+    for (int b = 0; b < B; b++)
+        loader_chunk(&val, b, tok + b * T, tgt + b * T);
+    model_forward(&m, tok, tgt, B, 0);
+    struct layer_stats st;
+    struct rows rows;
+    act *pack[2] = {NULL, NULL};
+    if (stats_alloc(&st, L) || rows_alloc(&ops_cpu, pack, (size_t)B * T * D)) {
+        CHECK(0, "out of memory");
+        return;
+    }
+    rows_of(&rows, tgt, B, T, pack);
+    stats_activations(&m, &rows, &st);
+    CHECK(rows.n == 10, "%lld positions with a target, not 10", (long long)rows.n);
+    for (int l = 0; l <= L; l++) {
+        double sum = 0, sq = 0, ang = 0;
+        for (int i = 0; i < B * T; i++) {
+            if (tgt[i] < 0)
+                continue;
+            const real *x = (const real *)m.stream[l] + (size_t)i * D;
+            for (int j = 0; j < D; j++) {
+                sum += x[j];
+                sq += x[j] * x[j];
+            }
+            if (l > 0)
+                ang += direct_angle((const real *)m.stream[l - 1] + (size_t)i * D, x);
+        }
+        double n = 10.0 * D, var = sq / n - (sum / n) * (sum / n);
+        CHECK(fabs(st.out_var[l] - var) < 1e-12 * fmax(1, var) &&
+                  (l == 0 || fabs(st.angular[l] - ang / 10) < 1e-12),
+              "layer %d: out_var %.15g (direct %.15g), angular %.15g (direct %.15g)", l,
+              st.out_var[l], var, l ? st.angular[l] : 0, ang / 10);
+    }
+    rows_free(&ops_cpu, pack);
+    stats_free(&st);
+    loader_close(&val);
+    model_destroy(&m);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -247,11 +346,27 @@ int main(void)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
+    uint32_t docs[64];
+    int64_t nd = 0;
+    for (int k = 0; k < N_DOCS; k++) {
+        docs[nd++] = V - 1;
+        for (int i = 1; i < doc_len[k]; i++)
+            docs[nd++] = (uint32_t)(rng_next(&r) % (V - 1));
+    }
+    char docs_path[600];
+    snprintf(docs_path, sizeof(docs_path), "%s/docs_000.bin", dir);
+    snprintf(docs_glob, sizeof(docs_glob), "%s/docs_*.bin", dir);
+    if (shard_write(docs_path, docs, nd, 2, err, sizeof(err))) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
     RUN(prune_matches_shorter_model);
     RUN(prune_lns_keeps_original_scale);
     RUN(prune_identity_block_costs_nothing);
     RUN(angular_matches_direct);
+    RUN(documents_leave_pads_out);
     unlink(path);
+    unlink(docs_path);
     rmdir(dir);
     CHECK_EXIT();
 }

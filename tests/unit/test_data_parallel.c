@@ -6,7 +6,8 @@
  * equal the single rank's to float reassociation; their shares of every
  * global batch are disjoint and cover it; a run stopped under 2 ranks and
  * resumed under 4 continues the single rank's loss curve; a stop asked by
- * one rank stops them all at the same step. */
+ * one rank stops them all at the same step; in documents packing, the
+ * ranks' loss is the whole batch's mean over its targets, as one rank's. */
 #include <math.h>
 #include <omp.h>
 #include <pthread.h>
@@ -24,7 +25,8 @@
 #include "trainer/train.h"
 
 enum { MAX_RANKS = 8, STEPS = 8 };
-static char dir[256];
+/* dir: the text as one stream; docdir: cut into documents */
+static char dir[256], docdir[300];
 
 /* ---- the in-process communicator ---- */
 
@@ -150,24 +152,31 @@ static int gang(const struct job_spec *s, const char *out, int world, int resume
 
 /* ---- data and reading back ---- */
 
-static int parse(struct job_spec *s)
+static int parse_packed(struct job_spec *s, int documents)
 {
     char text[2048];
+    const char *d = documents ? docdir : dir;
     snprintf(text, sizeof(text),
              "{\"name\": \"dp\", \"model\": {\"dim\": 32, \"n_layers\": 3, \"n_heads\": 2,"
-             " \"ffn_dim\": 64, \"vocab\": 256}, \"norm\": \"lns\","
-             " \"data\": {\"train\": \"%s/train_*.bin\", \"val\": \"%s/val_*.bin\"},"
+             " \"ffn_dim\": 64%s}, \"norm\": \"lns\","
+             " \"data\": {\"train\": \"%s/train_*.bin\", \"val\": \"%s/val_*.bin\","
+             " \"packing\": \"%s\"},"
              " \"train\": {\"steps\": %d, \"seq_len\": 32, \"batch_seqs\": 8, \"micro_batch\": 2,"
              " \"lr\": 3e-3, \"warmup\": 2, \"clip\": 1.0},"
              " \"eval\": {\"every\": 4, \"tokens\": 2048}, \"stats\": {\"every\": 2},"
              " \"checkpoint\": {\"every\": 0, \"keep\": 2}}",
-             dir, dir, STEPS);
+             documents ? "" : ", \"vocab\": 256", d, d, documents ? "documents" : "stream", STEPS);
     struct spec_error e;
     if (spec_parse(text, strlen(text), s, &e) || spec_check_data(s, &e)) {
         CHECK(0, "spec: %s: %s", e.field, e.message);
         return -1;
     }
     return 0;
+}
+
+static int parse(struct job_spec *s)
+{
+    return parse_packed(s, 0);
 }
 
 /* values of one scalar metric by step, from a run's metrics.jsonl */
@@ -213,10 +222,7 @@ static double weights_apart(const struct job_spec *s, const char *a, const char 
     char pa[700], pb[700], err[512];
     snprintf(pa, sizeof pa, "%s/checkpoints/step_%08d", a, STEPS);
     snprintf(pb, sizeof pb, "%s/checkpoints/step_%08d", b, STEPS);
-    struct model_config c = {.dim = s->model.dim, .n_layers = s->model.n_layers,
-                             .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
-                             .vocab = s->model.vocab, .seq_len = s->train.seq_len,
-                             .norm = s->norm, .rope_theta = 10000, .norm_eps = 1e-6};
+    struct model_config c = train_model_config(s);
     struct model ma, mb;
     if (model_create(&ma, &ops_cpu, &c, 1, err, sizeof err) ||
         model_create(&mb, &ops_cpu, &c, 1, err, sizeof err) ||
@@ -262,13 +268,14 @@ static void test_shares_are_disjoint_and_cover(void)
         }
 }
 
-static void test_ranks_equal_one_rank(void)
+static void ranks_equal_one_rank(int documents)
 {
     struct job_spec s;
-    if (parse(&s))
+    if (parse_packed(&s, documents))
         return;
+    const char *tag = documents ? "-documents" : "";
     char one[512], err[512];
-    snprintf(one, sizeof one, "%s/one", dir);
+    snprintf(one, sizeof one, "%s/one%s", dir, tag);
     mkdir(one, 0755);
     CHECK(gang(&s, one, 1, 0, -1, 0, err, sizeof err) == TRAIN_DONE, "one rank: %s", err);
     double ref[STEPS + 1], ref_eval[STEPS + 1], got[STEPS + 1], got_eval[STEPS + 1];
@@ -276,7 +283,7 @@ static void test_ranks_equal_one_rank(void)
     series(one, "eval/loss", ref_eval, STEPS + 1);
     for (int world = 2; world <= 4; world *= 2) {
         char out[512];
-        snprintf(out, sizeof out, "%s/world%d", dir, world);
+        snprintf(out, sizeof out, "%s/world%d%s", dir, world, tag);
         mkdir(out, 0755);
         int rc = gang(&s, out, world, 0, -1, 0, err, sizeof err);
         CHECK(rc == TRAIN_DONE, "%d ranks: %d %s", world, rc, err);
@@ -291,6 +298,18 @@ static void test_ranks_equal_one_rank(void)
         double w = weights_apart(&s, out, one);
         CHECK(w < REASSOC, "%d ranks: final weights %.3g apart from one rank's", world, w);
     }
+}
+
+static void test_ranks_equal_one_rank(void)
+{
+    ranks_equal_one_rank(0);
+}
+
+/* Each rank's share of a batch of documents holds its own number of
+ * targets; the gang's loss and update are still the batch's mean. */
+static void test_documents_ranks_equal_one_rank(void)
+{
+    ranks_equal_one_rank(1);
 }
 
 static void test_resume_with_another_gang_size(void)
@@ -326,8 +345,14 @@ int main(void)
         printf("FAIL setup: no temporary directory or no /usr/share/common-licenses/GPL-3\n");
         return 1;
     }
+    snprintf(docdir, sizeof docdir, "%s/docs", dir);
+    if (mkdir(docdir, 0755) != 0 || write_doc_shards(docdir) != 0) {
+        printf("FAIL setup of the documents\n");
+        return 1;
+    }
     RUN(test_shares_are_disjoint_and_cover);
     RUN(test_ranks_equal_one_rank);
+    RUN(test_documents_ranks_equal_one_rank);
     RUN(test_resume_with_another_gang_size);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

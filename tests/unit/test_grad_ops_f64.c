@@ -353,7 +353,7 @@ static void test_adam(void)
         norm = sqrt(norm);
         double clip = clipped ? norm / 4 : 0, gs = clipped ? 0.25 : 1;
         for (long t = 1; t <= 3; t++) {
-            double got = o->adam(p, AS(p), g, m, v, n, lr, b1, b2, eps, wd, t, clip);
+            double got = o->adam(p, AS(p), g, m, v, n, lr, b1, b2, eps, wd, t, clip, NULL);
             CHECK(fabs(got - norm) < 1e-12, "adam returns ‖g‖ %g, not %g", got, norm);
             for (size_t i = 0; i < n; i++) {
                 double gi = gs * g[i];

@@ -27,7 +27,8 @@ static void make_batch(void)
 static int build(struct model *m, const struct norm_variant *v, int L)
 {
     struct model_config c = {.dim = D, .n_layers = L, .n_heads = H, .ffn_dim = F, .vocab = V,
-                             .seq_len = T, .norm = *v, .rope_theta = 10000, .norm_eps = 1e-6};
+                             .seq_len = T, .norm = *v, .rope_theta = 10000, .norm_eps = 1e-6,
+                             .embed_std = 0.02};
     char err[256];
     if (model_create(m, &ops_cpu, &c, B, err, sizeof(err)) || model_init_weights(m, 3, err, sizeof(err))) {
         CHECK(0, "model: %s", err);

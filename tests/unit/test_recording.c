@@ -23,6 +23,7 @@
 #include "tests/twin_update.h"
 #include "trainer/model.h"
 #include "trainer/rng.h"
+#include "trainer/train.h"
 
 /* ---- the recording backend ---- */
 
@@ -265,10 +266,11 @@ static double r_angular_sum(const act *x, const act *y, int N, int d)
     return refuse("angular_sum"), ops_cpu.angular_sum(x, y, N, d);
 }
 static double r_adam(real *p, act *pact, const real *g, real *m, real *v, size_t n, real lr,
-                     real b1, real b2, real eps, real wd, long step, double clip)
+                     real b1, real b2, real eps, real wd, long step, double clip,
+                     const struct adam_extra *x)
 {
     refuse("adam");
-    return ops_cpu.adam(p, pact, g, m, v, n, lr, b1, b2, eps, wd, step, clip);
+    return ops_cpu.adam(p, pact, g, m, v, n, lr, b1, b2, eps, wd, step, clip, x);
 }
 
 static int r_record_begin(char *err, size_t errlen)
@@ -349,10 +351,9 @@ static int config(const char *norm, struct model_config *c)
         fprintf(stderr, "  %s: %s: %s\n", norm, e.field, e.message);
         return -1;
     }
-    *c = (struct model_config){.dim = s.model.dim, .n_layers = s.model.n_layers,
-                               .n_heads = s.model.n_heads, .ffn_dim = s.model.ffn_dim,
-                               .vocab = VOCAB, .seq_len = T, .norm = s.norm,
-                               .rope_theta = 10000, .norm_eps = 1e-6};
+    *c = train_model_config(&s);
+    c->vocab = VOCAB;
+    c->seq_len = T;
     return 0;
 }
 

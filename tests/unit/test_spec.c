@@ -45,6 +45,10 @@ static void test_defaults_empty(void)
     CHECK(t->min_lr_ratio == 0.1 && t->beta1 == 0.9 && t->beta2 == 0.999 && t->eps == 1e-8 &&
               t->weight_decay == 0 && t->clip == 0 && t->seed == 1,
           "adam defaults");
+    CHECK(t->precision == PRECISION_MIXED && s.packing == PACKING_STREAM &&
+              s.model.embed_std == 0.02 && s.norm.gains == GAINS_LEARNED,
+          "precision %d, packing %d, embed_std %g, gains %d", t->precision, s.packing,
+          s.model.embed_std, s.norm.gains);
     CHECK(s.eval_every == 1000 && s.eval_tokens == 10000000, "eval %ld %ld", s.eval_every,
           s.eval_tokens);
     CHECK(s.stats_every == 100, "stats %ld", s.stats_every);
@@ -212,6 +216,13 @@ static const struct bad_case bad_cases[] = {
     {"{\"data\":{\"train\":\"\"}}", "data.train", "empty"},
     {"{\"data\":\"foo\"}", "data", "must be an object"},
     {"{\"data\":{\"val\":7}}", "data.val", "must be a string"},
+    {"{\"data\":{\"packing\":\"rows\"}}", "data.packing", "stream, documents"},
+    {"{\"data\":{\"packing\":1}}", "data.packing", "must be a string"},
+    {"{\"train\":{\"precision\":\"fp16\"}}", "train.precision", "mixed, bf16"},
+    {"{\"model\":{\"preset\":\"llama-9m\",\"embed_std\":0}}", "model.embed_std", "positive"},
+    {"{\"model\":{\"preset\":\"llama-9m\",\"embed_std\":\"x\"}}", "model.embed_std",
+     "number"},
+    {"{\"norm\":{\"base\":\"lns\",\"gains\":\"fixed\"}}", "norm.gains", "learned, frozen"},
 };
 
 static void check_bad(const char *json, const char *field, const char *needle)
@@ -289,6 +300,37 @@ static void test_model_object(void)
     CHECK(rc == 0 && !strcmp(s.model.preset, "custom") && s.model.n_layers == 6 &&
               s.model.dim == 768,
           "reshaped preset is custom");
+    /* the embedding's std is no part of the shape: the preset and its recipe stay */
+    rc = parse("{\"model\":{\"preset\":\"llama-130m\",\"embed_std\":0.6324555320336759}}", &s,
+               &e);
+    CHECK(rc == 0 && !strcmp(s.model.preset, "llama-130m") && s.model.embed_std == sqrt(0.4) &&
+              s.train.steps == 20000,
+          "embed_std on a preset: %s", e.message);
+}
+
+/* The settings of the paper's recipe beside cod's: precision, packing and
+ * frozen gains parse, and frozen gains leave the variant its name. */
+static void test_recipe_settings(void)
+{
+    struct job_spec s;
+    struct spec_error e;
+    int rc = parse("{\"norm\":{\"base\":\"lns\",\"gains\":\"frozen\"},"
+                   "\"train\":{\"precision\":\"bf16\"},\"data\":{\"packing\":\"documents\"}}",
+                   &s, &e);
+    CHECK(rc == 0, "%s: %s", e.field, e.message);
+    CHECK(rc || (!strcmp(s.norm.name, "lns") && s.norm.gains == GAINS_FROZEN &&
+                 s.norm.ln_scale == LN_SCALE_INV_SQRT_DEPTH && s.train.precision == PRECISION_BF16 &&
+                 s.packing == PACKING_DOCUMENTS && !strcmp(s.name, "llama-130m-lns")),
+          "norm %s gains %d precision %d packing %d name %s", s.norm.name, s.norm.gains,
+          s.train.precision, s.packing, s.name);
+    rc = parse("{\"norm\":{\"base\":\"custom\",\"gains\":\"frozen\"}}", &s, &e);
+    CHECK(rc == 0 && !strcmp(s.norm.name, "pre") && s.norm.gains == GAINS_FROZEN,
+          "frozen gains on Pre-LN keep its name: %s", s.norm.name);
+    json_t *j = rc ? NULL : spec_to_json(&s);
+    CHECK(j && !strcmp(json_string_value(json_object_get(json_object_get(j, "norm"), "gains")),
+                       "frozen"),
+          "the JSON form says the gains are frozen");
+    json_decref(j);
 }
 
 static void test_norm_object(void)
@@ -347,6 +389,9 @@ static void test_round_trip(void)
         "\"clip\":1.0,\"weight_decay\":0.1,\"batch_seqs\":24,\"micro_batch\":8},"
         "\"checkpoint\":{\"every\":0,\"keep\":1},\"stats\":{\"every\":7}}",
         "{\"norm\":{\"placement\":\"sandwich\",\"lns_position\":\"after_residual\"}}",
+        "{\"model\":{\"preset\":\"llama-130m\",\"embed_std\":0.6324555320336759},"
+        "\"norm\":{\"base\":\"lns\",\"gains\":\"frozen\"},\"train\":{\"precision\":\"bf16\"},"
+        "\"data\":{\"packing\":\"documents\"}}",
     };
     const char *norms[] = {"pre", "lns", "post", "deepnorm", "mixln", "scaled_init",
                            "lns_scaled_init", "sandwich", "layerscale", "skipinit",
@@ -382,16 +427,96 @@ static void test_round_trip(void)
                       a.train.lr == b.train.lr && a.train.seed == b.train.seed &&
                       a.train.warmup == b.train.warmup && a.norm.init_std == b.norm.init_std &&
                       a.norm.residual_alpha == b.norm.residual_alpha &&
-                      a.checkpoint_every == b.checkpoint_every,
+                      a.checkpoint_every == b.checkpoint_every &&
+                      a.model.embed_std == b.model.embed_std && a.norm.gains == b.norm.gains &&
+                      a.train.precision == b.train.precision && a.packing == b.packing,
                   "%s: fields", text);
         }
         /* every default is explicit */
         json_t *t = json_object_get(ja, "train");
-        CHECK(json_object_size(t) == 13, "%s: train has %zu fields", text, json_object_size(t));
-        CHECK(json_object_size(json_object_get(ja, "norm")) == 11, "%s: norm fields", text);
+        CHECK(json_object_size(t) == 14, "%s: train has %zu fields", text, json_object_size(t));
+        CHECK(json_object_size(json_object_get(ja, "norm")) == 12, "%s: norm fields", text);
+        CHECK(json_object_size(json_object_get(ja, "data")) == 3, "%s: data fields", text);
         json_decref(ja);
         json_decref(jb);
     }
+}
+
+/* A complete spec of a cod before the recipe's settings (a checkpoint's)
+ * reads as what it ran: the embedding's √0.4, mixed precision, stream
+ * packing, learned gains; the server's migration writes the std as text
+ * that parses to the same double; fields a spec has stay. */
+static void test_upgrade(void)
+{
+    json_t *old = json_loads("{\"model\":{\"preset\":\"llama-9m\"},\"norm\":{\"base\":\"lns\"},"
+                             "\"data\":{},\"train\":{\"steps\":5}}",
+                             0, NULL);
+    struct job_spec s, m;
+    struct spec_error e;
+    CHECK(old && spec_upgrade(old) == 0 && spec_from_json(old, &s, &e) == 0, "upgrade: %s",
+          e.message);
+    CHECK(s.model.embed_std == sqrt(0.4) && s.train.precision == PRECISION_MIXED &&
+              s.packing == PACKING_STREAM && s.norm.gains == GAINS_LEARNED &&
+              !strcmp(s.norm.name, "lns") && s.train.steps == 5,
+          "the old recipe: embed_std %.17g", s.model.embed_std);
+    CHECK(parse("{\"model\":{\"preset\":\"llama-9m\",\"embed_std\":0.6324555320336759}}", &m,
+                &e) == 0 && m.model.embed_std == sqrt(0.4),
+          "schema/recipe_fields.sql's text is √0.4 to the last bit");
+    json_decref(old);
+    json_t *now = json_loads("{\"model\":{\"embed_std\":0.02},\"norm\":{\"gains\":\"frozen\"},"
+                             "\"data\":{\"packing\":\"documents\"},\"train\":{\"precision\":\"bf16\"}}",
+                             0, NULL);
+    json_t *copy = json_deep_copy(now);
+    CHECK(now && copy && spec_upgrade(now) == 0 && json_equal(now, copy), "fields given stay");
+    json_decref(now);
+    json_decref(copy);
+}
+
+static int parse_file(const char *path, struct job_spec *s)
+{
+    FILE *f = fopen(path, "r");
+    static char text[8192];
+    size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    struct spec_error e;
+    int rc = n ? parse((text[n] = 0, text), s, &e) : -1;
+    CHECK(rc == 0, "%s: %s: %s", path, n ? e.field : "unreadable", n ? e.message : "");
+    return rc;
+}
+
+/* studies/recipe/paper-130m.json is the official 130M run (docs/spec.md),
+ * and the recipe study's two bases differ in the paper's three settings
+ * alone. */
+static void test_recipe_files(void)
+{
+    struct job_spec p, today, paper;
+    if (parse_file("studies/recipe/paper-130m.json", &p))
+        return;
+    const struct train_cfg *t = &p.train;
+    CHECK(!strcmp(p.model.preset, "llama-130m") && p.model.embed_std == 0.02 &&
+              !strcmp(p.norm.name, "lns") && p.norm.gains == GAINS_LEARNED &&
+              p.packing == PACKING_DOCUMENTS && t->precision == PRECISION_BF16 &&
+              t->steps == 20000 && t->warmup == 2000 && t->lr == 1e-3 && t->seq_len == 256 &&
+              t->batch_seqs == 512 && t->min_lr_ratio == 0.1 && t->beta1 == 0.9 &&
+              t->beta2 == 0.999 && t->eps == 1e-8 && t->weight_decay == 0 && t->clip == 0 &&
+              p.eval_every == 1000 && p.eval_tokens == 10000000,
+          "paper-130m.json is not the official recipe");
+    if (parse_file("studies/recipe/today-cpu.json", &today) ||
+        parse_file("studies/recipe/paper-cpu.json", &paper))
+        return;
+    CHECK(today.train.precision == PRECISION_MIXED && today.packing == PACKING_STREAM &&
+              today.model.embed_std == sqrt(0.4) && paper.train.precision == PRECISION_BF16 &&
+              paper.packing == PACKING_DOCUMENTS && paper.model.embed_std == 0.02,
+          "today's and the paper's recipes");
+    paper.train.precision = today.train.precision;
+    paper.packing = today.packing;
+    paper.model.embed_std = today.model.embed_std;
+    snprintf(paper.name, sizeof paper.name, "%s", today.name);
+    json_t *a = spec_to_json(&today), *b = spec_to_json(&paper);
+    CHECK(a && b && json_equal(a, b), "the two bases differ in more than the three settings");
+    json_decref(a);
+    json_decref(b);
 }
 
 static void test_param_counts(void)
@@ -522,6 +647,34 @@ static void expect_data(const char *train, const char *val, int vocab, int want_
     }
 }
 
+/* data.packing "documents" against meta.json (NULL: none): its doc token
+ * must say where documents begin, refused naming the shard set otherwise. */
+static void expect_docs(const char *meta, int want_rc, const char *field, const char *needle)
+{
+    if (meta)
+        write_text("meta.json", meta);
+    else
+        remove_file("meta.json");
+    char json[1024];
+    snprintf(json, sizeof(json),
+             "{\"model\":{" CUSTOM "},\"data\":{\"train\":\"%s/train_*.bin\","
+             "\"val\":\"%s/val_*.bin\",\"packing\":\"documents\"}}",
+             tmpdir, tmpdir);
+    struct job_spec s;
+    struct spec_error e;
+    if (parse(json, &s, &e)) {
+        CHECK(0, "%s: %s", json, e.message);
+        return;
+    }
+    int rc = spec_check_data(&s, &e);
+    CHECK(rc == want_rc, "meta %s: rc %d (%s: %s)", meta ? meta : "(none)", rc, e.field,
+          e.message);
+    if (rc == -1 && want_rc == -1) {
+        CHECK(!strcmp(e.field, field), "field %s, expected %s (%s)", e.field, field, e.message);
+        CHECK(strstr(e.message, needle) != NULL, "message \"%s\" lacks \"%s\"", e.message, needle);
+    }
+}
+
 static void test_check_data(void)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/cod_test_spec_XXXXXX");
@@ -554,6 +707,18 @@ static void test_check_data(void)
     expect_data("train_*.bin", "val_*.bin", 0, -1, 0, "model.vocab", "vocab_size");
     write_text("meta.json", "{\"vocab");
     expect_data("train_*.bin", "val_*.bin", 0, -1, 0, "model.vocab", "meta.json");
+    /* documents packing: shards without meta.json (llm.c's) declare no
+     * document boundaries, nor does a meta.json without doc_token */
+    expect_docs(NULL, -1, "data.train", "no meta.json");
+    expect_docs("{\"vocab_size\": 400}", -1, "data.train", "\"doc_token\"");
+    expect_docs("{\"vocab_size\": 400, \"doc_token\": 256}", 0, NULL, NULL);
+    expect_docs("{\"vocab_size\": 400, \"doc_token\": 400}", -1, "data.train", "doc_token");
+    expect_docs("{\"vocab_size\": 400, \"doc_token\": 1, \"doc_token_at\": \"end\", "
+                "\"pad_token\": 0}", 0, NULL, NULL);
+    expect_docs("{\"vocab_size\": 400, \"doc_token\": 1, \"doc_token_at\": \"middle\"}", -1,
+                "data.train", "doc_token_at");
+    expect_docs("{\"vocab_size\": 400, \"doc_token\": 1, \"pad_token\": -1}", -1, "data.train",
+                "pad_token");
     remove_file("meta.json");
 out:
     remove_file("train_000.bin");
@@ -572,8 +737,11 @@ int main(void)
     RUN(test_bad_lengths);
     RUN(test_model_object);
     RUN(test_norm_object);
+    RUN(test_recipe_settings);
     RUN(test_round_trip);
     RUN(test_param_counts);
+    RUN(test_upgrade);
+    RUN(test_recipe_files);
     RUN(test_check_data);
     CHECK_EXIT();
 }

@@ -160,6 +160,62 @@ static void migration_marks_held_runs(void)
     store_close(st);
 }
 
+/* the spec stored for experiment id */
+static void stored_spec(const char *path, int64_t id, char *buf, size_t n)
+{
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    buf[0] = 0;
+    if (sqlite3_open(path, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT spec FROM experiments WHERE id = ?1", -1, &s, NULL) ==
+            SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, id);
+        if (sqlite3_step(s) == SQLITE_ROW)
+            snprintf(buf, n, "%s", (const char *)sqlite3_column_text(s, 0));
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+}
+
+/* Migration 6 on a database of version 5: a complete spec of that time gets
+ * the recipe's settings with the values it ran (the embedding's std √0.4,
+ * written to read back to the last bit); a field already there, or a
+ * spec that is no complete one, is left as it was. */
+static void migration_writes_out_the_old_recipe(void)
+{
+    char path[128], got[1024];
+    snprintf(path, sizeof path, "%s/m6.db", dir);
+    struct store *st = open_fresh("m6.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    int64_t old, set, bare;
+    int rep;
+    e.spec_json = "{\"model\":{\"dim\":64},\"norm\":{\"base\":\"lns\"},\"data\":{\"train\":\"t\"},"
+                  "\"train\":{\"steps\":5}}";
+    CHECK(store_create_experiment(st, &e, NULL, &old, &rep) == ST_OK, "an old spec");
+    e.spec_json = "{\"model\":{\"dim\":64,\"embed_std\":0.02},\"norm\":{\"gains\":\"frozen\"},"
+                  "\"data\":{\"packing\":\"documents\"},\"train\":{\"precision\":\"bf16\"}}";
+    CHECK(store_create_experiment(st, &e, NULL, &set, &rep) == ST_OK, "a spec with the fields");
+    e.spec_json = "{\"name\":\"t\"}";
+    CHECK(store_create_experiment(st, &e, NULL, &bare, &rep) == ST_OK, "a bare spec");
+    store_close(st);
+    CHECK(sql(path, "PRAGMA user_version = 5;"), "the database taken back to version 5");
+    st = open_fresh("m6.db");
+    CHECK(st != NULL, "migration 6 applies");
+    store_close(st);
+    stored_spec(path, old, got, sizeof got);
+    CHECK(!strcmp(got, "{\"model\":{\"dim\":64,\"embed_std\":0.6324555320336759},"
+                       "\"norm\":{\"base\":\"lns\",\"gains\":\"learned\"},"
+                       "\"data\":{\"train\":\"t\",\"packing\":\"stream\"},"
+                       "\"train\":{\"steps\":5,\"precision\":\"mixed\"}}"),
+          "the old spec: %s", got);
+    stored_spec(path, set, got, sizeof got);
+    CHECK(strstr(got, "\"embed_std\":0.02}") && strstr(got, "frozen") && strstr(got, "documents") &&
+              strstr(got, "bf16") && !strstr(got, "learned"),
+          "the fields given kept: %s", got);
+    stored_spec(path, bare, got, sizeof got);
+    CHECK(!strcmp(got, "{\"name\":\"t\"}"), "a spec without sections untouched: %s", got);
+}
+
 static long long file_size(const char *path)
 {
     struct stat sb;
@@ -465,6 +521,7 @@ int main(void)
         return 1;
     RUN(migrations_are_idempotent);
     RUN(migration_marks_held_runs);
+    RUN(migration_writes_out_the_old_recipe);
     RUN(wal_shrinks_after_a_long_read);
     RUN(priority_then_fifo_and_resources);
     RUN(idempotency_key);
