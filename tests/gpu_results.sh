@@ -154,6 +154,32 @@ check "compare: the same comparison printed, COMPARE lines" \
     bash -c "[ \$(grep -c '^COMPARE ' '$t/compare.out') = 4 ] && grep -qF 'COMPARE llama-130m (64×12×256×64): forward+backward TFLOP/s: torch-cudnn 119, torch-flash 150, torch-efficient unavailable, cod-own 51, cod-cudnn unavailable' '$t/compare.out'"
 check "write: the table reads the file" \
     bash -c "python3 bench/gpu/results_table.py --dir '$t/out' | grep -qF '| llama-71m | $cod_tps |'"
+# cod's attention: as its log says it, else as the build and COD_ATTENTION make it
+mkdir -p "$t/chooses" "$t/own-only"
+echo "a build that reads COD_ATTENTION" > "$t/chooses/bench_train_cuda"
+echo "a build with its own attention only" > "$t/own-only/bench_train_cuda"
+check "write: cod's attention as its log says it, else as the build and COD_ATTENTION make it" \
+    env PYTHONPATH=bench/gpu python3 - "$t" <<'PY'
+import os, sys
+import results
+t = sys.argv[1]
+def side(said, bin_dir, env=None):
+    log = f"{t}/att.log"
+    with open(log, "w") as fh:
+        fh.write(said + "RESULT impl=cod model=m micro_batch=64 accum=8 tokens_per_s=1 mfu=0.1 peak_gib=1 graph=1\n")
+    os.environ["COD_BIN"] = bin_dir
+    os.environ.pop("COD_ATTENTION", None)
+    os.environ.update(env or {})
+    r = results.cod_side(log, results.build_chooses_attention())
+    return r["attention"], r["attention_said"]
+assert side("attention: cuDNN 9.19.0's fused flash attention\n", f"{t}/chooses")[0] == "cudnn"
+assert side("[step 1] attention: cod's tensor-core kernels (cuDNN not used: cannot load libcudnn.so.9)\n",
+            f"{t}/chooses")[0] == "own"
+assert side("", f"{t}/own-only") == ("own", "this build has cod's own attention only")
+assert side("", f"{t}/chooses", {"COD_ATTENTION": "cudnn"}) == ("cudnn", "COD_ATTENTION=cudnn")
+a, said = side("", f"{t}/chooses")
+assert a is None and said.startswith("not said"), (a, said)
+PY
 mkdir -p "$t/empty"
 python3 bench/gpu/results.py write "$t/empty" "$t/out2" > /dev/null 2>&1
 check "write: from no logs at all, the four sizes all null, still read by the table" \

@@ -257,6 +257,10 @@ def cod_side(log, chooses):
     elif chooses is False:
         r["attention"] = "own"
         r["attention_said"] = "this build has cod's own attention only"
+    elif chooses and os.environ.get("COD_ATTENTION") in ("own", "cudnn"):
+        # forced: a call the forced attention cannot run is an error, never a fallback
+        r["attention"] = os.environ["COD_ATTENTION"]
+        r["attention_said"] = f"COD_ATTENTION={r['attention']}"
     elif chooses:
         r["attention_said"] = "not said: this build chooses at run time, and its log does not say which ran"
     return r
