@@ -82,7 +82,8 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
 CUDA_DEFS = -DCOD_HAVE_CUDA
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
-GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/test_emu build/gpu/bench_train_cuda \
+GPU_BENCHES = build/gpu/bench_train_cuda build/gpu/bench_attention_cuda
+GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/test_emu $(GPU_BENCHES) \
             build/gpu/test_cudnn_graphs
 endif
 endif
@@ -227,7 +228,7 @@ build/gpu/%: build/rel/tests/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
 # the emulator's probes (kernels/cuda/emu/probes.cu) on a GPU; emulated below
 build/gpu/test_emu: build/cuda/kernels/cuda/emu/probes.o
 
-build/gpu/bench_train_cuda: build/rel/bench/gpu/bench_train_cuda.o $(REL_LIB) $(CUDA_OBJ)
+$(GPU_BENCHES): build/gpu/%: build/rel/bench/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
 
@@ -250,7 +251,8 @@ EMU_OBJ   = $(patsubst %.cu,build/emu/obj/%.o,$(EMU_CUDA)) $(patsubst %.cc,build
 EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
-            build/emu/bin/cod-train build/emu/bin/cod-analyze build/emu/bin/bench_train_cuda
+            build/emu/bin/cod-train build/emu/bin/cod-analyze build/emu/bin/bench_train_cuda \
+            build/emu/bin/bench_attention_cuda
 # A dry run of the time-boxed GPU plan here (tests/gpu/README.md,
 # COD_BIN_DRY; make test's tests/gpu_plan.sh): the emulator's programs,
 # cod-worker among them, beside the CPU-only server and CLI in one directory.
@@ -266,6 +268,7 @@ build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels
 build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
 build/emu/bin/cod-analyze: build/emu/obj/worker/cod_analyze.o build/emu/obj/worker/device.o
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
+build/emu/bin/bench_attention_cuda: build/emu/obj/bench/gpu/bench_attention_cuda.o
 $(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
                build/emu/obj/kernels/cuda/comm_nccl.o
 $(EMU_WORKER): EMU_CLIENT_LIBS = $(CLIENT_LIBS)

@@ -5,13 +5,21 @@
 # emulator (the programs of make emu-dry, COD_BIN_DRY) with small budgets,
 # so that a change that breaks them shows before a GPU is at hand.
 #  - check: a one-cell depth study beside two halves of checks, one that
-#    passes (test_emu) and one too slow for the budget (test_ops_cuda),
-#    which must be stopped and named, the check after it not run, and
-#    torch.compile's caches filled at one size (no torch here: said so); the call
+#    passes (test_emu) and one too slow for the budget (test_model_cuda,
+#    every preset on the emulator: test_ops_cuda, which an idle machine
+#    ends in under a minute, is not always), which must be stopped and
+#    named, the check after it not run, and torch.compile's caches filled
+#    at one size (no torch here: said so); the call
 #    ends within its budget, exit 1, with its summary, and its archive holds
 #    the logs and the study's report;
-#  - speed: cod's benchmark too slow for the budget is stopped and named,
-#    every later step is said to have had no time, within the budget.
+#  - speed: the attention's ceiling first, at a small shape: PyTorch's
+#    side skipped, said why (no torch here), cod's own attention timed
+#    forward and backward on the emulator, cod's cuDNN attention said
+#    unavailable, with why; then cod's benchmark too slow for the budget is
+#    stopped and named, every later step is said to have had no time,
+#    within the budget; and the results file is written all the same:
+#    valid JSON, every size's figures null, the attention's figure in it,
+#    and bench/gpu/results_table.py reads it.
 cd "$(dirname "$0")/.." && . tests/lib.sh
 if [ ! -x build/emu/bin/cod-worker ]; then
     if cuda_toolkit; then
@@ -31,14 +39,14 @@ export OUT=$t/out COD_BIN_DRY=$t/bin COD_DATA=$t/data STUDY_DIR=$t/study STUDY_O
 # seconds, its end analyses included
 export GRID="train.seed=1 norm=pre model.n_layers=1 train.steps=2 train.warmup=1 train.batch_seqs=2 train.micro_batch=2 eval.every=2 eval.tokens=256"
 
-BUDGET=100 CHECKS_A=test_emu CHECKS_B="test_ops_cuda fault" WARM_TORCH=llama-130m \
+BUDGET=100 CHECKS_A=test_emu CHECKS_B="test_model_cuda fault" WARM_TORCH=llama-130m \
     tests/gpu/plan.sh check > "$t/check.log" 2>&1
 rc=$?
 s=$OUT/check.txt
 sed 's/^/  /' "$s"
 check "check: exit 1, since a check was stopped" bash -c "[ $rc -eq 1 ] || { tail -20 '$t/check.log'; false; }"
 check "check: test_emu passed" grep -qE '^test_emu +[0-9]+ passed +0 failed' "$s"
-check "check: test_ops_cuda stopped at the budget, named" grep -q '^FAIL test_ops_cuda (stopped after' "$s"
+check "check: test_model_cuda stopped at the budget, named" grep -q '^FAIL test_model_cuda (stopped after' "$s"
 check "check: the check after it not run, named" grep -qF 'FAIL fault (not run: CHECKS_UNTIL had passed)' "$s"
 check "check: torch.compile's cache at llama-130m, said how it went, not counted as a check" \
     grep -qE '^torch.compile cache llama-130m: (filled|failed)' "$s"
@@ -52,16 +60,49 @@ check "check: the archive holds the study's report" grep -q 'report/report.html$
 none_left() { ! pgrep -f "$STUDY_DIR" >/dev/null; }
 check "check: no server, worker or daemon of the study left" none_left
 
-MICRO_BATCH=1 BUDGET=40 tests/gpu/plan.sh speed > "$t/speed.log" 2>&1
+ATTENTION_SHAPES=dry:1:2:64:64 ATTENTION_REPS=2 MICRO_BATCH=1 BUDGET=55 tests/gpu/plan.sh speed \
+    > "$t/speed.log" 2>&1
 rc=$?
 s=$OUT/speed.txt
 sed 's/^/  /' "$s"
 check "speed: exit 1, since a step was cut off" bash -c "[ $rc -eq 1 ] || { tail -20 '$t/speed.log'; false; }"
+check "speed: PyTorch's attention ceilings skipped, said why" \
+    grep -qE '^SKIP attention ceilings \(PyTorch\): .*(cannot import torch|sees no CUDA device)' "$s"
+check "speed: cod's own attention timed, forward and backward, first" \
+    bash -c "grep -qE '^ATTENTION impl=cod-own model=dry batch=1 heads=2 seq=64 head=64 reps=2 fwd_ms=[0-9.]+ bwd_ms=[0-9.]+ .*fwdbwd_tflops=' '$s' &&
+             [ \$(grep -n '^ATTENTION impl=cod-own' '$s' | cut -d: -f1) -lt \$(grep -n '^bench llama-130m cod' '$s' | cut -d: -f1) ]"
+check "speed: cod's cuDNN attention unavailable on the emulator, said why" \
+    grep -qE '^ATTENTION impl=cod-cudnn unavailable: .+' "$s"
+check "speed: the comparison printed" grep -q '^COMPARE dry (1×2×64×64): forward+backward TFLOP/s: cod-own ' "$s"
 check "speed: cod at llama-130m cut off, named" grep -qF 'bench llama-130m cod: cut off or failed' "$s"
 check "speed: the later steps said to have had no time" \
     bash -c "grep -qF 'bench llama-350m torch-compile: no time left' '$s' && grep -qF 'profile: no time left' '$s'"
 check "speed: the attention counters said why not" \
     grep -qE '^attention counters: (no ncu here|no time left)$' "$s"
 check "speed: ended within its budget" \
-    bash -c "n=\$(sed -n 's/^plan speed: \([0-9]*\) s of 40$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 40 ]"
+    bash -c "n=\$(sed -n 's/^plan speed: \([0-9]*\) s of 55$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 55 ]"
 check "speed: the archive written" test -s "$OUT/speed.tgz"
+results=$(sed -n 's/^results: //p' "$s")
+check "speed: the results file written, its path said" \
+    bash -c "[ -f '$results' ] && [ '$(dirname "$results")' = '$OUT/results' ]"
+check "speed: the results file is JSON, every size null with why, the attention's figure in it" python3 - "$results" <<'PY'
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+assert [s["model"] for s in d["sizes"]] == ["llama-71m", "llama-130m", "llama-350m", "llama-1b"], d["sizes"]
+for s in d["sizes"]:
+    for side in ("cod", "torch_compile"):
+        assert s[side]["tokens_per_s"] is None and s[side]["mfu"] is None and s[side]["note"], s
+assert d["sizes"][1]["cod"]["note"].startswith("no figure (cut off or failed): "), d["sizes"][1]
+assert d["device"]["name"] == "cod's CUDA emulator (as an H100)", d["device"]
+assert d["command"] == "tests/gpu/plan.sh speed" and d["peak_tflops"] == 989, d
+assert d["commit"] == subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+r = d["attention"]["shapes"][0]["results"]
+assert r["cod-own"]["fwd_ms"] > 0 and r["cod-own"]["bwd_ms"] > 0, r
+assert r["cod-cudnn"]["unavailable"], r
+assert "torch-cudnn" not in r and d["attention"]["note"].startswith("SKIP attention ceilings (PyTorch)"), d["attention"]
+PY
+check "speed: bench/gpu/results_table.py reads the results file" \
+    bash -c "python3 bench/gpu/results_table.py --dir '$OUT/results' > '$t/table.md' &&
+             grep -qF \"**cod's CUDA emulator (as an H100)**\" '$t/table.md' &&
+             grep -qF '| llama-130m | — | — | — | — | — | — | — | — | — |' '$t/table.md' &&
+             grep -qE '^\| dry 1×2×64×64 \| cod-own \| [0-9.]+ \|' '$t/table.md'"

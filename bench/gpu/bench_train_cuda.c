@@ -152,6 +152,9 @@ int main(int argc, char **argv)
            "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f graph=%d\n",
            name, B, accum, m.n_weights / 1e6, tps, flops / 1e12, flops / peak_flops,
            peak / 1073741824.0, loss, m.rec.replays >= (long)steps * accum);
+    const char *attention = m.ops->attention_choice ? m.ops->attention_choice() : NULL;
+    if (attention)
+        printf("attention: %s\n", attention);
     if (m.rec.off)
         fprintf(stderr, "bench_train_cuda: op by op: %s\n", m.rec.why);
     free(tok);

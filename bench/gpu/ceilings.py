@@ -14,7 +14,11 @@ usage: ceilings.py [PRESET:MICRO_BATCH ...]   (default llama-130m:64 llama-1b:16
 import statistics
 import sys
 
-import torch
+try:
+    import torch
+except ImportError as e:
+    print(f"SKIP the GPU's ceilings: python3 cannot import torch ({e})")
+    sys.exit(0)
 
 PRESETS = {  # dim, ffn as cod's matmuls see it (spec/spec.c; 1b's 5461 padded to 5464)
     "llama-71m": (512, 1368),
@@ -54,6 +58,9 @@ def gemm_tflops(m, n, k):
 
 def main():
     args = sys.argv[1:] or ["llama-130m:64", "llama-1b:16"]
+    if not torch.cuda.is_available():
+        print(f"SKIP the GPU's ceilings: torch {torch.__version__} sees no CUDA device")
+        return
     torch.manual_seed(0)
     n = 1 << 30
     src, dst = torch.empty(n, dtype=torch.uint8, device="cuda"), torch.empty(n, dtype=torch.uint8, device="cuda")

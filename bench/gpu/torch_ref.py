@@ -10,7 +10,9 @@ torch.compile. Prints one RESULT line per mode with tokens/s, MFU
 against the given dense bf16 peak, the peak device memory and the seconds
 of the three untimed warm-up updates (torch.compile's compiling among
 them), with the largest micro-batch that fits (halving from 128) unless
-one is given.
+one is given; then, from a profile of one more micro-batch, which of
+SDPA's backends the model ran (sdpa_used.py: SDPA lines). Without torch, or
+with no CUDA device for it, one SKIP line (exit 0).
 FLOPs per token are cod's (model_flops_per_token): 6 per matmul weight,
 lm_head included, plus 12·L·d·T for attention. --accum K micro-batches
 make one update (default 1), their gradients summed as cod's trainer sums
@@ -24,9 +26,15 @@ import math
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+try:
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+except ImportError as e:
+    print(f"SKIP PyTorch reference: python3 cannot import torch ({e})")
+    sys.exit(0)
+
+import sdpa_used
 
 # name: (dim, ffn_dim, n_heads, n_layers), as spec/spec.c
 PRESETS = {
@@ -122,14 +130,17 @@ def run(preset, mode, B, steps, accum):
     tok = torch.randint(0, VOCAB, (B, SEQ), device="cuda")
     tgt = torch.randint(0, VOCAB, (B, SEQ), device="cuda")
 
+    def micro_batch():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = fwd(tok, tgt) / accum
+        loss.backward()
+        return loss.detach()
+
     def step():
         opt.zero_grad(set_to_none=True)
         total = 0.0
         for _ in range(accum):
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = fwd(tok, tgt) / accum
-            loss.backward()
-            total = total + loss.detach()
+            total = total + micro_batch()
         opt.step()
         return total
 
@@ -146,7 +157,7 @@ def run(preset, mode, B, steps, accum):
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
     n_params = sum(p.numel() for p in model.parameters())
-    return B * SEQ * steps * accum / dt, n_params, loss, torch.cuda.max_memory_allocated(), warmup
+    return B * SEQ * steps * accum / dt, n_params, loss, torch.cuda.max_memory_allocated(), warmup, micro_batch
 
 
 def main():
@@ -160,11 +171,14 @@ def main():
     a = ap.parse_args()
     if a.steps < 1 or a.accum < 1:
         ap.error("--steps and --accum must be positive")
+    if not torch.cuda.is_available():
+        print(f"SKIP PyTorch reference: torch {torch.__version__} sees no CUDA device")
+        return 0
     torch.backends.cuda.matmul.allow_tf32 = True
     B = a.micro_batch or 128
     while True:
         try:
-            tps, n_params, loss, peak_mem, warmup = run(a.preset, a.mode, B, a.steps, a.accum)
+            tps, n_params, loss, peak_mem, warmup, micro_batch = run(a.preset, a.mode, B, a.steps, a.accum)
             break
         except torch.cuda.OutOfMemoryError:
             torch._dynamo.reset()
@@ -179,7 +193,8 @@ def main():
     assert math.isfinite(loss), "non-finite loss"
     print(f"RESULT impl=torch-{a.mode} model={a.preset} micro_batch={B} accum={a.accum} params_m={n_params / 1e6:.1f} "
           f"tokens_per_s={tps:.0f} tflops={fl / 1e12:.1f} mfu={mfu:.4f} "
-          f"peak_gib={peak_mem / 2**30:.2f} loss={loss:.4f} warmup_s={warmup:.1f}")
+          f"peak_gib={peak_mem / 2**30:.2f} loss={loss:.4f} warmup_s={warmup:.1f}", flush=True)
+    sdpa_used.report(f"torch-{a.mode}", a.preset, micro_batch)
     return 0
 
 

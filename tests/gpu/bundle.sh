@@ -52,7 +52,7 @@ mv "$src.new" "$src"
 # for a changed LDFLAGS, so the programs are linked afresh.
 progs=("$src/bin/cod-train" "$src/bin/cod-analyze" "$src/bin/cod-server" "$src/bin/cod-worker" "$src/bin/cod"
        "$src/build/gpu/test_ops_cuda" "$src/build/gpu/test_model_cuda" "$src/build/gpu/test_emu"
-       "$src/build/gpu/bench_train_cuda")
+       "$src/build/gpu/bench_train_cuda" "$src/build/gpu/bench_attention_cuda")
 rm -f "${progs[@]}"
 make -C "$src" -j"$(nproc)" ARCH="-march=x86-64-v2 -mtune=generic" \
     LDFLAGS="-Wl,--disable-new-dtags,-rpath,'\$\$ORIGIN/../lib'" \

@@ -2,7 +2,7 @@
 # gpu_found says whether there is a GPU to run on; gpu_env_setup chooses
 # where the GPU programs come from and sets:
 #   COD_BIN   directory of cod-train, cod-analyze, cod-server, cod-worker,
-#             test_*_cuda, bench_train_cuda
+#             test_*_cuda, bench_train_cuda, bench_attention_cuda
 #   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes)
 #   COD_REF   directory of the bundled CPU reference run (empty if none)
 # With .gpu/bundle.tar.xz present (tests/gpu/bundle.sh), it is unpacked once
@@ -48,12 +48,11 @@ gpu_env_setup() { # log directory
         echo "bundle: built from $(cat "$b/commit" 2>/dev/null || echo '?')$([ -s "$b/dirty" ] && echo ' with uncommitted changes')"
     else
         make -j"$(nproc)" bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker gpu-tests \
-            build/gpu/bench_train_cuda \
             > "$log_dir/build.log" 2>&1 || { echo "FAIL build (see $log_dir/build.log)"; tail -20 "$log_dir/build.log"; return 1; }
         [ -x build/gpu/test_ops_cuda ] || { echo "FAIL build: no nvcc found, so no CUDA backend was built"; return 1; }
         mkdir -p build/gpu/bin
         for p in bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker build/gpu/test_ops_cuda build/gpu/test_model_cuda \
-                 build/gpu/test_emu build/gpu/bench_train_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
+                 build/gpu/test_emu build/gpu/bench_train_cuda build/gpu/bench_attention_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
         COD_BIN=$PWD/build/gpu/bin
         { [ -f var/data/default-bytes/meta.json ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh >/dev/null; } &&
             tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000 >/dev/null ||

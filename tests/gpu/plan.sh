@@ -11,29 +11,39 @@
 #                              what has ended when the budget runs out, and
 #                              torch.compile's caches filled for the speed
 #                              call (WARM_TORCH: its sizes, "" for none)
-#   tests/gpu/plan.sh speed    cod at the paper's batch (bench/gpu/run.sh)
-#                              at llama-130m, -1b, -71m and -350m, cod's own
-#                              profile of llama-130m, then torch.compile at
-#                              the same sizes in that order while time is
-#                              left, cod's ratio to it, cod's profile of
-#                              llama-1b at the paper's batch, and Nsight
-#                              Compute's source counters of the attention
-#                              kernels
-# BUDGET: the call's seconds (default 450 for check, 230 for speed); give
+#   tests/gpu/plan.sh speed    the attention's ceiling first (bench/gpu/
+#                              attention.sh: PyTorch's SDPA backends and cod's
+#                              attention at llama-130m's and llama-1b's
+#                              shapes), cod at the paper's batch
+#                              (bench/gpu/run.sh) at llama-130m, -1b, -71m
+#                              and -350m, cod's own profile of llama-130m,
+#                              then torch.compile at the same sizes in that
+#                              order while time is left (with the SDPA
+#                              backend it ran), cod's ratio to it, cod's
+#                              profile of llama-1b at the paper's batch, and
+#                              Nsight Compute's source counters of cod's own
+#                              attention kernels; whatever was cut off, the
+#                              measurement's results file
+#                              ($OUT/results/DATE-DEVICE.json, for
+#                              bench/gpu/results/: bench/gpu/results.py)
+# BUDGET: the call's seconds (default 450 for check, 300 for speed); give
 # the call a time limit some 30 s above it. What comes back: $OUT/CALL.txt,
 # the summary (also printed), and $OUT/CALL.tgz, every log and the study's
 # report. Without OUT (a dry run on another machine) they go to
 # build/gpu/plan. Runs from the bundle (.gpu/bundle.tar.xz) or, without
 # one, from programs built here, as tests/gpu/run.sh does. Exit 0 when
-# every step passed (check: every check, and the study wrote its report).
+# every step passed (check: every check, and the study wrote its report;
+# speed: PyTorch's side skipped for want of torch is not a failure).
 # For a dry run (tests/gpu_plan.sh): CHECKS_A and CHECKS_B name the two
-# halves' checks, STUDY_DIR and STUDY_OUT the study's state and report.
+# halves' checks, STUDY_DIR and STUDY_OUT the study's state and report,
+# ATTENTION_SHAPES and ATTENTION_REPS the attention's shapes (presets or
+# NAME:B:H:T:D) and timed calls.
 set -u
 cd "$(dirname "$0")/../.."
 call=${1:-}
 case $call in
 check) budget=${BUDGET:-450} ;;
-speed) budget=${BUDGET:-230} ;;
+speed) budget=${BUDGET:-300} ;;
 *) echo "usage: tests/gpu/plan.sh check|speed" >&2; exit 2 ;;
 esac
 case $budget in
@@ -53,9 +63,14 @@ summary=$out/$call.txt
 say() { echo "$*" | tee -a "$summary"; }
 # seconds left for a step that must end `margin` seconds before the budget
 left() { echo $((budget - SECONDS - ${1:-20})); }
+# the speed call's presets, in the order the results file lists them
+sizes=(llama-71m llama-130m llama-350m llama-1b)
 archive() {
     local extra=()
     [ "$call" = check ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
+    # whatever was measured, null where nothing was (the summary says why)
+    [ "$call" = speed ] && timeout -k 2 15 python3 bench/gpu/results.py write "$logs" "$out/results" \
+        "${sizes[@]}" --command "tests/gpu/plan.sh speed" --peak 989 2>&1 | tee -a "$summary"
     say "plan $call: $SECONDS s of $budget"
     # the checks' checkpoints would pass the 16 MiB a file that comes back
     tar -czf "$out/$call.tgz" --ignore-failed-read --exclude='*.safetensors' "$logs" "${extra[@]}" 2>/dev/null
@@ -91,12 +106,15 @@ warm_torch() {
             echo "torch.compile cache $p: no time left"
             continue
         fi
-        if BENCH_OUT=$logs/torch-warm IMPLS=torch-compile ACCUM=1 STEPS=1 CEILINGS=0 \
-            TORCHINDUCTOR_COMPILE_THREADS=4 timeout -k 5 "$t" nice -n 10 bench/gpu/run.sh "$p" \
-            > "$logs/torch-warm-$p.log" 2>&1; then
-            echo "torch.compile cache $p: filled (warm-up updates $(warmup_s \
-                "$logs/torch-warm/$p"-torch-compile-accum1.log) s)"
+        BENCH_OUT=$logs/torch-warm IMPLS=torch-compile ACCUM=1 STEPS=1 CEILINGS=0 ATTENTION_SHAPES= \
+            RESULTS_DIR= TORCHINDUCTOR_COMPILE_THREADS=4 timeout -k 5 "$t" nice -n 10 bench/gpu/run.sh "$p" \
+            > "$logs/torch-warm-$p.log" 2>&1
+        local w
+        w=$(warmup_s "$logs/torch-warm/$p"-torch-compile-accum1.log)
+        if [ -n "$w" ]; then
+            echo "torch.compile cache $p: filled (warm-up updates $w s)"
         else
+            # no torch here says SKIP; else what went wrong, or nothing (cut off)
             echo "torch.compile cache $p: failed or cut off: $(tail -n 1 "$logs/torch-warm-$p.log")"
         fi
     done
@@ -148,7 +166,7 @@ speed_call() {
     bench() { # preset, implementation
         t=$(left 15)
         [ "$t" -gt 20 ] || { say "bench $1 $2: no time left"; status=1; return; }
-        BENCH_OUT=$logs IMPLS=$2 CEILINGS=0 timeout -k 5 "$t" bench/gpu/run.sh "$1" \
+        BENCH_OUT=$logs IMPLS=$2 CEILINGS=0 ATTENTION_SHAPES= RESULTS_DIR= timeout -k 5 "$t" bench/gpu/run.sh "$1" \
             > "$logs/bench-$1-$2.log" 2>&1 ||
             { say "bench $1 $2: cut off or failed (see bench-$1-$2.log)"; status=1; }
         grep -E "^$1 " "$logs/bench-$1-$2.log" | tee -a "$summary"
@@ -171,7 +189,22 @@ speed_call() {
         sed -n "s/^PROFILE/PROFILE${label#profile}/p" "$logs/profile-$1.log" | tee -a "$summary"
         return "$failed"
     }
-    # cod's own figures first, seconds each: MFU at every size whatever
+    # the ceiling that cod's attention is measured against, before anything
+    # else: PyTorch's SDPA backends (cuDNN's, flash's, the memory-efficient
+    # one) and cod's attention (its own kernels, and cuDNN's where the build
+    # has it) at the MFU targets' shapes, and how they compare
+    t=$(left 15)
+    if [ "$t" -gt 20 ]; then
+        # shellcheck disable=SC2086 # presets or shapes, as words
+        BENCH_OUT=$logs REPS=${ATTENTION_REPS:-20} timeout -k 5 "$t" bench/gpu/attention.sh \
+            ${ATTENTION_SHAPES:-llama-130m llama-1b} > "$logs/attention.log" 2>&1 ||
+            { say "attention: cut off or failed (see attention.log)"; status=1; }
+        grep -E '^(SKIP|TORCH|ATTENTION|SDPA impl|COMPARE)' "$logs/attention.log" | tee -a "$summary"
+    else
+        say "attention: no time left"
+        status=1
+    fi
+    # cod's own figures next, seconds each: MFU at every size whatever
     # else is cut off
     for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" cod; done
     # where llama-130m's step goes, one update a micro-batch of 64
@@ -184,9 +217,11 @@ speed_call() {
     profile "profile llama-1b" 30 llama-1b 32 1 16
     # what issues the attention kernels' instructions, line by line of their
     # machine code (the H200 run found them bound by issue, not by the
-    # tensor cores or memory): one launch of each at llama-130m, under
-    # Nsight Compute's source counters, the report and its source page
-    # kept for reading elsewhere; last, as nothing here waits on it
+    # tensor cores or memory): one launch of each of cod's own (where the
+    # build has cuDNN's too, COD_ATTENTION=own keeps to them) at
+    # llama-130m, under Nsight Compute's source counters, the report and
+    # its source page kept for reading elsewhere; last, as nothing here
+    # waits on it
     t=$(left 15)
     local ncu
     ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
@@ -195,7 +230,7 @@ speed_call() {
     elif [ "$t" -gt 30 ]; then
         # the forward's 12 launches come first, then each layer's dQ and dK, dV:
         # skipping 11 takes the last forward and the first backward pair
-        if timeout -k 5 "$t" "$ncu" --clock-control none --force-overwrite -k regex:fa_ -s 11 -c 3 \
+        if COD_ATTENTION=own timeout -k 5 "$t" "$ncu" --clock-control none --force-overwrite -k regex:fa_ -s 11 -c 3 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section InstructionStats --section SourceCounters \
             --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
