@@ -5,10 +5,11 @@
  * "meta.text" (or find none where jansson has no string there); when ours
  * takes a line as JSON, jansson must too, but for the numbers jansson
  * refuses as out of its range and nesting past our limit. A raw NUL byte
- * is never JSON (not whitespace, and a control character inside a string),
- * so such a line must be malformed to ours; jansson is not asked, as it
- * drops a NUL that follows a number. A text found is valid UTF-8 and no
- * longer than the line. */
+ * is never JSON (not whitespace, and a control character inside a
+ * string), so ours must refuse such a line, as malformed or as not UTF-8
+ * where that shows first; jansson is not asked there, as it drops a NUL
+ * that follows a number. A text found is valid UTF-8 and no longer than
+ * the line. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ static void check_key(const char *dotted, const uint8_t *data, size_t size, json
     enum jl_fault f = jl_line_text(&k, (const char *)data, size, &text, &n, why, sizeof why);
     if (f == JL_KINDS)
         fuzz_die("out of memory");
-    if (raw_nul && f != JL_MALFORMED)
+    if (raw_nul && f != JL_MALFORMED && f != JL_INVALID_UTF8)
         fuzz_die("%s: a line with a raw NUL byte is read as %s", dotted, jl_fault_name(f));
     if (f == JL_OK && (!valid_utf8((const unsigned char *)text, n) || n > size || text[n] != 0))
         fuzz_die("text of %zu bytes is not valid UTF-8 ending in a NUL", n);
