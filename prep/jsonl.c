@@ -323,10 +323,15 @@ static int object(struct scan *j, int depth, int part)
         if (j->p == j->end)
             return fail(j, JL_MALFORMED, "expected a value");
         int next = -1;
-        if (match && part + 1 == j->k->n) {
-            /* the text: the last one wins when a key is there twice, as in jansson and Python */
+        if (match) {
+            /* the last member of a name wins when it is there twice, as in
+             * jansson and Python: what an earlier one held, the text or
+             * an object on the way to it, no longer counts */
             free(j->text);
             j->text = NULL;
+            j->found = NOT_FOUND;
+        }
+        if (match && part + 1 == j->k->n) {
             if (*j->p == '"') {
                 /* the rest of the line holds the string, and decoded it is no longer */
                 size_t cap = (size_t)(j->end - j->p);

@@ -374,6 +374,11 @@ static void test_json_lines(void)
         {"{\"text\": \"caf\xc3\xa9 \xe2\x82\xac\"}", "text", JL_OK, "caf\xc3\xa9 \xe2\x82\xac"},
         {"{\"meta\": {\"body\": \"deep\", \"x\": [1, {\"y\": null}]}, \"text\": 5}", "meta.body", JL_OK, "deep"},
         {"{\"text\": \"first\", \"text\": \"last\"}", "text", JL_OK, "last"},
+        /* a parent named twice: the last one's members count, as in jansson */
+        {"{\"meta\": {\"body\": \"first\"}, \"meta\": {\"other\": 1}}", "meta.body", JL_MISSING_KEY,
+         "no \"meta.body\" key"},
+        {"{\"meta\": {\"body\": \"first\"}, \"meta\": 2}", "meta.body", JL_MISSING_KEY, "is a number"},
+        {"{\"meta\": 2, \"meta\": {\"body\": \"last\"}}", "meta.body", JL_OK, "last"},
         {"{\"t\\u0065xt\": \"escaped key\"}", "text", JL_OK, "escaped key"},
         {"{\"a\": [1, -2.5e+3, 0.0, true, false, null, \"s\", {}, []], \"text\": \"ok\"}", "text", JL_OK, "ok"},
         {"{\"text\": \"unterminated}", "text", JL_MALFORMED, "unterminated string"},
