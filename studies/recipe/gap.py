@@ -10,9 +10,12 @@ folder after the first: the change of the gap from the first folder's,
 seed by seed (a difference of differences), its mean, 95 % interval and
 t-test; "within seed noise" when p >= 0.05. Only finished runs count; a
 seed with a diverged or unfinished run on either side is left out and
-named. The t-test is studies/depth/pair.py's.
+named. A recipe's seeds may come from several sweeps (seeds added later,
+`SEEDS=3 OUT=...` in run.sh): its folders joined by "+" read as one, a
+finished run standing in for a cancelled one of the same norm and seed.
+The t-test is studies/depth/pair.py's.
 
-usage: studies/recipe/gap.py REFERENCE_DIR DIR...
+usage: studies/recipe/gap.py REFERENCE_DIR[+DIR...] DIR[+DIR...]...
 """
 import csv
 import importlib.util
@@ -27,18 +30,22 @@ pair = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pair)
 
 
-def gaps(folder):
-    """{seed: (ppl gap, loss gap)} of LNS − Pre-LN, and the seeds left out."""
-    with open(os.path.join(folder, "cells.csv"), newline="") as f:
-        rows = list(csv.DictReader(f))
+def gaps(folders):
+    """{seed: (ppl gap, loss gap)} of LNS − Pre-LN, and the seeds left out,
+    from the folders ("A+B") of one recipe."""
     runs, left = {}, set()
-    for r in rows:
-        if r["norm"] not in ("pre", "lns"):
-            continue
-        if (r["norm"], r["seed"]) in runs:
-            sys.exit(f"gap: {folder} holds two {r['norm']} runs of seed {r['seed']}: "
-                     "one recipe a folder")
-        runs[(r["norm"], r["seed"])] = r
+    for folder in folders.split("+"):
+        with open(os.path.join(folder, "cells.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            if r["norm"] not in ("pre", "lns"):
+                continue
+            had = runs.get((r["norm"], r["seed"]))
+            if had and pair.finished(had) and pair.finished(r):
+                sys.exit(f"gap: {folders} holds two finished {r['norm']} runs of seed {r['seed']}: "
+                         "one recipe a folder")
+            if not had or pair.finished(r):
+                runs[(r["norm"], r["seed"])] = r
     out = {}
     for seed in sorted({s for _, s in runs}, key=pair.order):
         pre, lns = runs.get(("pre", seed)), runs.get(("lns", seed))
@@ -89,5 +96,5 @@ def main(folders):
 
 if __name__ == "__main__":
     if len(sys.argv) < 2:
-        sys.exit("usage: studies/recipe/gap.py REFERENCE_DIR DIR...")
+        sys.exit("usage: studies/recipe/gap.py REFERENCE_DIR[+DIR...] DIR[+DIR...]...")
     main(sys.argv[1:])

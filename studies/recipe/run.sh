@@ -16,7 +16,10 @@
 #   CHANGES="train.precision=bf16 data.packing=documents model.embed_std=0.02 norm.gains=frozen"
 # OUT: the reports' folder (default studies/recipe); GRID_MORE: words added
 # to every sweep's grid (a small check: GRID_MORE="model.n_layers=2
-# train.steps=20 train.warmup=2"). COD, COD_TOKEN, POLL, DEADLINE as for
+# train.steps=20 train.warmup=2"). SEEDS (default 1,2,3): the seeds, comma
+# separated; seeds added later make sweeps of their own, so give them an
+# OUT of their own and read them with the first ones (gap.py
+# today+later/cpu-today ...). COD, COD_TOKEN, POLL, DEADLINE as for
 # studies/depth/run.sh. The sweeps run at once (studies/depth/sweeps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -24,7 +27,7 @@ target=${1:-}
 [ "$target" = cpu ] || { echo "usage: studies/recipe/run.sh cpu" >&2; exit 2; }
 COD=${COD:-bin/cod}
 out=${OUT:-studies/recipe}
-grid="train.seed=1,2,3 norm=pre,lns${GRID_MORE:+ $GRID_MORE}"
+grid="train.seed=${SEEDS:-1,2,3} norm=pre,lns${GRID_MORE:+ $GRID_MORE}"
 
 COD_PREP=$(dirname "$COD")/cod-prep studies/recipe/data.sh
 
