@@ -27,7 +27,10 @@ COMMON_SRC = $(filter-out $(CLIENT_SRC),$(wildcard common/*.c))
 SPEC_SRC   = $(wildcard spec/*.c)
 CORE_SRC = $(wildcard kernels/*.c) $(wildcard kernels/cpu/*.c) $(wildcard trainer/*.c)
 LIB_SRC  = $(COMMON_SRC) $(SPEC_SRC) $(CORE_SRC)
-LIB_LIBS = -lopenblas -ljansson -lcrypto -lm -fopenmp -lpthread
+# BLAS: the CPU backend's matmuls (cblas_sgemm). tests/gpu/bundle.sh --width
+# links the reference BLAS instead, statically: its programs train on the GPU.
+BLAS    ?= -lopenblas
+LIB_LIBS = $(BLAS) -ljansson -lcrypto -lm -fopenmp -lpthread
 # cod-prep's own code: the tokenizers and the readers of its inputs, linked
 # into cod-prep, its tests and the tokenizer benchmarks only, so that the
 # trainer's programs load none of its libraries. prep/sentencepiece.cc is

@@ -12,7 +12,9 @@
 #    at one size (no torch here: said so); the call
 #    ends within its budget, exit 1, with its summary, and its archive holds
 #    the logs and the study's report;
-#  - speed: the attention's ceiling first, at a small shape: PyTorch's
+#  - speed: cuDNN's attention check first (test_ops_cuda attention_cudnn:
+#    a SKIP here, where cuDNN is absent, said why), then the attention's
+#    ceiling, at a small shape: PyTorch's
 #    side skipped, said why (no torch here), cod's own attention timed
 #    forward and backward on the emulator, cod's cuDNN attention said
 #    unavailable, with why; then cod's benchmark too slow for the budget is
@@ -21,14 +23,7 @@
 #    valid JSON, every size's figures null, the attention's figure in it,
 #    and bench/gpu/results_table.py reads it.
 cd "$(dirname "$0")/.." && . tests/lib.sh
-if [ ! -x build/emu/bin/cod-worker ]; then
-    if cuda_toolkit; then
-        echo "FAIL gpu_plan: build/emu/bin/cod-worker is not built (make build-tests)"
-        exit 1
-    fi
-    echo "PASS gpu_plan: no CUDA toolkit on this machine, so no emulated GPU to run the plan on"
-    exit 0
-fi
+need_emulator gpu_plan
 need_corpus
 t=$(mktemp -d /tmp/cod-plan-XXXXXX)
 trap 'rm -rf "$t"' EXIT
@@ -66,6 +61,9 @@ rc=$?
 s=$OUT/speed.txt
 sed 's/^/  /' "$s"
 check "speed: exit 1, since a step was cut off" bash -c "[ $rc -eq 1 ] || { tail -20 '$t/speed.log'; false; }"
+check "speed: cuDNN's attention checked first, a SKIP on the emulator, said why" \
+    bash -c "grep -qE '^attention_cudnn: SKIP attention_cudnn: .*cuDNN' '$s' &&
+             [ \$(grep -n '^attention_cudnn: SKIP' '$s' | cut -d: -f1) -lt \$(grep -n '^ATTENTION impl=cod-own' '$s' | cut -d: -f1) ]"
 check "speed: PyTorch's attention ceilings skipped, said why" \
     grep -qE '^SKIP attention ceilings \(PyTorch\): .*(cannot import torch|sees no CUDA device)' "$s"
 check "speed: cod's own attention timed, forward and backward, first" \

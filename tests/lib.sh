@@ -25,6 +25,18 @@ await() {
 # whether the Makefile finds nvcc, and so builds the CUDA backend and its
 # emulation (its NVCC default)
 cuda_toolkit() { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }
+# The CUDA emulator's programs (make build-tests), for a test that runs
+# the GPU plan on them: a PASS and exit where there is no CUDA toolkit to
+# build them, a FAIL where they are not built.
+need_emulator() { # the test's name
+    [ -x build/emu/bin/cod-worker ] && return 0
+    if cuda_toolkit; then
+        echo "FAIL $1: build/emu/bin/cod-worker is not built (make build-tests)"
+        exit 1
+    fi
+    echo "PASS $1: no CUDA toolkit on this machine, so no emulated GPU to run the plan on"
+    exit 0
+}
 # The default corpus, fetched and tokenized once (idempotent).
 need_corpus() {
     [ -f var/data/default-bytes/meta.json ] || scripts/corpus.sh >/dev/null || {

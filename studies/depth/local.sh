@@ -10,8 +10,10 @@
 #                                OpenMP threads each (default 1), at nice 10
 #   studies/depth/local.sh gpu   WORKERS cuda:0 workers, from the GPU bundle
 #                                (.gpu/bundle.tar.xz, made by
-#                                tests/gpu/bundle.sh) when there is one, else
-#                                built here (nvcc and the corpus needed).
+#                                tests/gpu/bundle.sh; COD_BUNDLE names
+#                                another, .gpu/width.tar.xz say) when there
+#                                is one, else built here (nvcc and the
+#                                corpus needed).
 #                                Models this small fill a few of the GPU's
 #                                132 SMs a kernel, so several runs at once
 #                                pay only when their kernels can share the
@@ -24,7 +26,13 @@
 # bin/, or the bundle's); STUDY_DIR the study's state: its database, the
 # logs, the workers' checkpoints (default var/study-depth-TARGET). Stopped
 # by a signal (INT, TERM), it stops the workers, whose runs go back to the
-# queue, then the server, and exits 130.
+# queue, then the server, and exits 130. With DEADLINE (seconds from its
+# start), at the deadline it stops every worker at once, each run at its
+# next update with a checkpoint and every metric delivered, so that runs
+# that went side by side are cut at the same point, and then run.sh
+# reports what they reached (STUDY_CUT: the file that says the cut is done).
+# PROBE_DATA: the shard folder of the MPS probe's run (default
+# var/data/default-bytes; a study whose bundle carries other data names its own).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-}
@@ -59,11 +67,11 @@ mps_start() { # study directory, directory of cod-train
     return 1
 }
 mps_probe() { # study directory, directory of cod-train
-    local p=$1/mps/probe
+    local p=$1/mps/probe probe_data=${PROBE_DATA:-var/data/default-bytes}
     [ -x "$2/cod-train" ] || { echo "no $2/cod-train to probe with" > "$1/mps/probe.log"; return 1; }
     mkdir -p "$p"
     printf '%s\n' '{"model": {"dim": 64, "n_layers": 1, "n_heads": 2, "ffn_dim": 176},' \
-        ' "data": {"train": "var/data/default-bytes/train_*.bin", "val": "var/data/default-bytes/val_*.bin"},' \
+        " \"data\": {\"train\": \"$probe_data/train_*.bin\", \"val\": \"$probe_data/val_*.bin\"}," \
         ' "train": {"steps": 2, "seq_len": 128, "batch_seqs": 4, "micro_batch": 4},' \
         ' "eval": {"every": 2, "tokens": 512}, "stats": {"every": 0}, "checkpoint": {"every": 0}}' > "$p/spec.json"
     rm -rf "$p/run"
@@ -79,10 +87,11 @@ if [ "$target" = gpu ]; then
     # the machine's CUDA libraries on LD_LIBRARY_PATH, and the bundle unpacked
     . tests/gpu/bundle_env.sh
     gpu_env_setup "$d" || exit 1
-    if [ -f .gpu/bundle.tar.xz ] || [ -n "${COD_BIN_DRY:-}" ]; then
+    if [ -f "${COD_BUNDLE:-.gpu/bundle.tar.xz}" ] || [ -n "${COD_BIN_DRY:-}" ]; then
         BIN=$COD_BIN
-        # the base spec names var/data/default-bytes, which the bundle carries
-        [ -e var/data/default-bytes ] || { mkdir -p var/data && ln -s "$COD_DATA/default-bytes" var/data/default-bytes; }
+        # the depth study's base spec names var/data/default-bytes, which its bundle carries
+        [ -e var/data/default-bytes ] || [ ! -d "$COD_DATA/default-bytes" ] ||
+            { mkdir -p var/data && ln -s "$COD_DATA/default-bytes" var/data/default-bytes; }
     else
         BIN=bin
         make -j"$(nproc)" all >"$d/build.log" 2>&1 || { echo "study: build failed (see $d/build.log)" >&2; exit 1; }
@@ -102,12 +111,13 @@ for p in cod-server cod-worker cod; do
     [ -x "$BIN/$p" ] || { echo "study: $BIN/$p is missing" >&2; exit 1; }
 done
 
-pids=() server='' runner=''
+pids=() server='' runner='' cutter=''
 # the waiting script, then the workers while the server can still take
 # back their runs (released, no attempt spent, queued at once for the next
 # start), then the server
 stop() {
     local p
+    [ -z "$cutter" ] || { kill -TERM "$cutter" 2>/dev/null; wait "$cutter" 2>/dev/null; } || true
     [ -z "$runner" ] || { kill -TERM "$runner" 2>/dev/null; wait "$runner" 2>/dev/null; } || true
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
@@ -136,7 +146,21 @@ echo "study: cod-server $COD_SERVER, $workers $device worker(s); logs in $d"
 start=$SECONDS
 # DEADLINE counts from this script's start, not run.sh's: the MPS probe
 # and the server's start come out of it
-[ -z "${DEADLINE:-}" ] || export DEADLINE=$((DEADLINE - SECONDS))
+if [ -n "${DEADLINE:-}" ]; then
+    export DEADLINE=$((DEADLINE - SECONDS)) STUDY_CUT=$d/cut
+    rm -f "$STUDY_CUT"
+    # the cut: every worker signalled at once (one signal: a second would
+    # stop their delivery), each stopping its run at the next update and
+    # handing it back once its metrics are in; run.sh waits for the file
+    (
+        end=$((SECONDS + DEADLINE))
+        while [ "$SECONDS" -lt "$end" ]; do sleep 1; done
+        for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+        for p in "${pids[@]}"; do while kill -0 "$p" 2>/dev/null; do sleep 0.2; done; done
+        echo "study: cut at the deadline: the workers stopped, their runs at a checkpoint" > "$STUDY_CUT"
+    ) &
+    cutter=$!
+fi
 # in the background, because bash runs a trap only once a foreground
 # command has ended: a TERM would otherwise wait for the whole sweep
 COD=$BIN/cod "studies/$STUDY/run.sh" "$target" &

@@ -9,7 +9,8 @@
 # COD names the CLI (default bin/cod); COD_TOKEN as for it. POLL: seconds
 # between looks at the sweep (default 30). DEADLINE: seconds after which it
 # stops waiting and reports what has ended (the rest counted unfinished),
-# for a machine held for a fixed time. GRID (words of --grid) and OUT (the
+# for a machine held for a fixed time (under local.sh, once it has stopped
+# the workers: STUDY_CUT). GRID (words of --grid) and OUT (the
 # report's folder) run a follow-up on the same base instead, as its own
 # sweep: GRID="train.seed=1,2,3 norm=pre,lns model.n_layers=24 train.steps=3200"
 # OUT=studies/depth/cpu-3200 is the longer training of the study's README.
@@ -54,6 +55,12 @@ while :; do
     fi
     case "$states" in *queued* | *running*) ;; *) break ;; esac
     if [ -n "${DEADLINE:-}" ] && [ "$SECONDS" -ge "$DEADLINE" ]; then
+        # local.sh stops the workers at the deadline (STUDY_CUT): the report
+        # then holds every metric the cut runs reached
+        if [ -n "${STUDY_CUT:-}" ]; then
+            for _ in $(seq 600); do [ -s "$STUDY_CUT" ] && break; sleep 0.2; done
+            cat "$STUDY_CUT" 2>/dev/null || echo "$study study: the workers did not stop in 120 s"
+        fi
         echo "$study study: DEADLINE passed with cells unfinished; the report shows what ended"
         break
     fi

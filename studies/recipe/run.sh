@@ -16,10 +16,11 @@
 #   CHANGES="train.precision=bf16 data.packing=documents model.embed_std=0.02 norm.gains=frozen"
 # OUT: the reports' folder (default studies/recipe); GRID_MORE: words added
 # to every sweep's grid (a small check: GRID_MORE="model.n_layers=2
-# train.steps=20"). SEEDS (default 1,2,3): the seeds, comma separated; seeds
-# added later make sweeps of their own, so give them an OUT of their own
-# and read them with the first ones (gap.py today+later/cpu-today ...).
-# COD, COD_TOKEN, POLL, DEADLINE as for studies/depth/run.sh.
+# train.steps=20 train.warmup=2"). SEEDS (default 1,2,3): the seeds, comma
+# separated; seeds added later make sweeps of their own, so give them an
+# OUT of their own and read them with the first ones (gap.py
+# today+later/cpu-today ...). COD, COD_TOKEN, POLL, DEADLINE as for
+# studies/depth/run.sh. The sweeps run at once (studies/depth/sweeps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${1:-}
@@ -42,15 +43,6 @@ else
         names+=("cpu-${c//=/-}") bases+=("studies/recipe/today-cpu.json") grids+=("$grid $c")
     done
 fi
-pids=()
-stop() { local p; for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; }
-trap stop EXIT
-trap 'exit 130' INT TERM
-for i in "${!names[@]}"; do
-    BASE=${bases[$i]} GRID=${grids[$i]} OUT=$out/${names[$i]} STUDY=recipe COD=$COD \
-        studies/depth/run.sh "$target" &
-    pids+=($!)
-done
-for p in "${pids[@]}"; do wait "$p"; done
-pids=()
+. studies/depth/sweeps.sh
+sweeps_run "$target" recipe "$out"
 python3 studies/recipe/gap.py "${names[@]/#/$out/}" | tee "$out/gaps${CHANGES:+-one-at-a-time}.txt"

@@ -3,10 +3,13 @@
 # where the GPU programs come from and sets:
 #   COD_BIN   directory of cod-train, cod-analyze, cod-server, cod-worker,
 #             test_*_cuda, bench_train_cuda, bench_attention_cuda
-#   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes)
+#   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes;
+#             the width bundle's: width/, its text and SentencePiece model)
 #   COD_REF   directory of the bundled CPU reference run (empty if none)
 # With .gpu/bundle.tar.xz present (tests/gpu/bundle.sh), it is unpacked once
-# into .gpu/bundle and used as it is: nothing is built. With COD_BIN_DRY set
+# into .gpu/bundle and used as it is: nothing is built. COD_BUNDLE names
+# another bundle to use so (.gpu/width.tar.xz, the width study's,
+# unpacked into .gpu/width). With COD_BIN_DRY set
 # (a directory of those programs linked against the CUDA emulator, with
 # COD_DATA: a dry run of the scripts, tests/gpu/README.md) those are used.
 # Otherwise the programs are built here with make (a machine with nvcc and
@@ -35,15 +38,17 @@ gpu_env_setup() { # log directory
         [ -d "${COD_DATA:-}" ] || { echo "FAIL COD_BIN_DRY: COD_DATA must name the data's directory"; return 1; }
         COD_REF=
         echo "dry run: the programs of $COD_BIN_DRY"
-    elif [ -f .gpu/bundle.tar.xz ]; then
-        local b=.gpu/bundle
-        if [ ! -f "$b/.unpacked" ] || [ .gpu/bundle.tar.xz -nt "$b/.unpacked" ]; then
-            rm -rf "$b" && mkdir -p "$b" && tar -C "$b" -xJf .gpu/bundle.tar.xz && touch "$b/.unpacked" ||
-                { echo "FAIL bundle: cannot unpack .gpu/bundle.tar.xz"; return 1; }
+    elif [ -f "${COD_BUNDLE:-.gpu/bundle.tar.xz}" ]; then
+        local a=${COD_BUNDLE:-.gpu/bundle.tar.xz}
+        local b=${a%.tar.xz}
+        if [ ! -f "$b/.unpacked" ] || [ "$a" -nt "$b/.unpacked" ]; then
+            rm -rf "$b" && mkdir -p "$b" && tar -C "$b" -xJf "$a" && touch "$b/.unpacked" ||
+                { echo "FAIL bundle: cannot unpack $a"; return 1; }
         fi
-        COD_BIN=$PWD/$b/bin
-        COD_DATA=$PWD/$b/data
-        COD_REF=$PWD/$b/reference
+        b=$(cd "$b" && pwd)
+        COD_BIN=$b/bin
+        COD_DATA=$b/data
+        COD_REF=$b/reference
         [ -d "$COD_REF" ] || COD_REF=
         echo "bundle: built from $(cat "$b/commit" 2>/dev/null || echo '?')$([ -s "$b/dirty" ] && echo ' with uncommitted changes')"
     else

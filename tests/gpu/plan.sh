@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# The GPU checks, the depth study and the benchmark on a bare GPU machine
-# held for a fixed time (15 minutes, its start included), as two prepared
-# calls (tests/gpu/README.md, "A time-boxed plan"), each run under a budget
+# The GPU checks, the depth and width studies and the benchmark on a bare
+# GPU machine held for a fixed time (15 minutes, its start included), as
+# prepared calls (tests/gpu/README.md, "A time-boxed plan"), each run under a budget
 # of its own so that it always ends, archive written, before the machine's
 # limit for a call: every step gets what is left of the budget less the
 # archive's margin, and a step cut off counts as failed, not as lost.
+#   tests/gpu/plan.sh width    the width study (studies/width/local.sh gpu:
+#                              Pre-LN and LNS at the paper's 12 × 512, from
+#                              the width bundle, .gpu/width.tar.xz, which
+#                              this call carries alone), cut at its deadline
+#                              45 s before the budget with its report and
+#                              reading written, beside torch.compile's
+#                              caches filled for the speed call (WARM_TORCH)
 #   tests/gpu/plan.sh check    every GPU check (tests/gpu/run.sh, in two
 #                              halves at once) beside the depth study
 #                              (studies/depth/local.sh gpu), which reports
 #                              what has ended when the budget runs out, and
 #                              torch.compile's caches filled for the speed
 #                              call (WARM_TORCH: its sizes, "" for none)
-#   tests/gpu/plan.sh speed    the attention's ceiling first (bench/gpu/
+#   tests/gpu/plan.sh speed    cuDNN's attention checked first against the
+#                              CPU (test_ops_cuda attention_cudnn, seconds:
+#                              the figures that follow are of correct
+#                              numbers), the attention's ceiling (bench/gpu/
 #                              attention.sh: PyTorch's SDPA backends and cod's
 #                              attention at llama-130m's and llama-1b's
 #                              shapes), cod at the paper's batch
@@ -26,34 +36,45 @@
 #                              measurement's results file
 #                              ($OUT/results/DATE-DEVICE.json, for
 #                              bench/gpu/results/: bench/gpu/results.py)
-# BUDGET: the call's seconds (default 450 for check, 300 for speed); give
-# the call a time limit some 30 s above it. What comes back: $OUT/CALL.txt,
+# BUDGET: the call's seconds (default 460 for width, 450 for check, 260 for
+# speed); give the call a time limit some 30 s above it. What comes back: $OUT/CALL.txt,
 # the summary (also printed), and $OUT/CALL.tgz, every log and the study's
 # report. Without OUT (a dry run on another machine) they go to
 # build/gpu/plan. Runs from the bundle (.gpu/bundle.tar.xz) or, without
 # one, from programs built here, as tests/gpu/run.sh does. Exit 0 when
 # every step passed (check: every check, and the study wrote its report;
-# speed: PyTorch's side skipped for want of torch is not a failure).
-# For a dry run (tests/gpu_plan.sh): CHECKS_A and CHECKS_B name the two
-# halves' checks, STUDY_DIR and STUDY_OUT the study's state and report,
+# width: the study wrote its reports and reading, whatever the deadline
+# cut; speed: PyTorch's side skipped for want of torch is not a failure).
+# For a dry run (tests/gpu_plan.sh, tests/gpu_width.sh): CHECKS_A and
+# CHECKS_B name the two halves' checks, STUDY_DIR and STUDY_OUT the study's
+# state and report (the width study's: the folder of its reports),
 # ATTENTION_SHAPES and ATTENTION_REPS the attention's shapes (presets or
 # NAME:B:H:T:D) and timed calls.
 set -u
 cd "$(dirname "$0")/../.."
 call=${1:-}
 case $call in
+width) budget=${BUDGET:-460} ;;
 check) budget=${BUDGET:-450} ;;
-speed) budget=${BUDGET:-300} ;;
-*) echo "usage: tests/gpu/plan.sh check|speed" >&2; exit 2 ;;
+speed) budget=${BUDGET:-260} ;;
+*) echo "usage: tests/gpu/plan.sh width|check|speed" >&2; exit 2 ;;
 esac
 case $budget in
 '' | *[!0-9]*) echo "tests/gpu/plan.sh: BUDGET must be a number of seconds, not '$budget'" >&2; exit 2 ;;
 esac
 out=${OUT:-build/gpu/plan}
-# the depth study's report: the committed folder, unless a GRID makes the
-# study another sweep (a dry run's, say)
-report=${STUDY_OUT:-studies/depth/gpu}
-study_dir=${STUDY_DIR:-var/study-depth-gpu}
+# the study's report: the committed folder, unless a GRID makes the
+# study another sweep (a dry run's, say); the width study's, the folder of
+# its reports (gpu-RECIPE/ and gpu-reading.md)
+if [ "$call" = width ]; then
+    report=${STUDY_OUT:-studies/width}
+    study_dir=${STUDY_DIR:-var/study-width-gpu}
+    # its own bundle, which this call carries instead of the checks'
+    export COD_BUNDLE=${COD_BUNDLE:-.gpu/width.tar.xz}
+else
+    report=${STUDY_OUT:-studies/depth/gpu}
+    study_dir=${STUDY_DIR:-var/study-depth-gpu}
+fi
 status=0
 logs=build/gpu/plan-$call
 rm -rf "$logs"
@@ -68,6 +89,7 @@ sizes=(llama-71m llama-130m llama-350m llama-1b)
 archive() {
     local extra=()
     [ "$call" = check ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
+    [ "$call" = width ] && extra=("$report"/gpu-* "$study_dir"/*.log "$study_dir/mps")
     # whatever was measured, null where nothing was (the summary says why)
     [ "$call" = speed ] && timeout -k 2 15 python3 bench/gpu/results.py write "$logs" "$out/results" \
         "${sizes[@]}" --command "tests/gpu/plan.sh speed" --peak 989 2>&1 | tee -a "$summary"
@@ -120,17 +142,40 @@ warm_torch() {
     done
 }
 
-check_call() {
+# A study's local.sh from the start of the call, its DEADLINE MARGIN
+# seconds before the budget (OUT, the folder that comes back from the GPU
+# machine, is also its report folder), and beside it torch.compile's
+# caches filled for the speed call; sets study and warm, their pids.
+study_start() { # local.sh, margin
+    DEADLINE=$(left "$2") STUDY_DIR=$study_dir OUT=$report "$1" gpu > "$logs/study.log" 2>&1 &
+    study=$!
+    warm_torch > "$logs/torch-warm.log" 2>&1 &
+    warm=$!
+}
+
+# The filling of the caches waited for (not a check: the speed call
+# compiles cold where it failed); then the study, which ends at its
+# deadline; past the budget it is stopped (its runs back in the queue, no
+# report), which the summary says. The study's exit status.
+study_end() {
     local t
+    wait "$warm"
+    tee -a "$summary" < "$logs/torch-warm.log"
+    t=$(left 10)
+    if [ "$t" -gt 0 ]; then
+        timeout -s TERM -k 5 "$t" tail --pid="$study" -f /dev/null
+    fi
+    if [ -e "/proc/$study" ] && ! grep -q '^State:.*Z' "/proc/$study/status" 2>/dev/null; then
+        kill -TERM "$study" && say "study: stopped at the budget, before its report"
+    fi
+    wait "$study"
+}
+
+check_call() {
     # the study from the start: the longest step, and the only one that ends
     # on its own at a deadline (with its report) rather than being cut off
-    # (OUT, the folder that comes back from the GPU machine, is also
-    # run.sh's report folder)
-    DEADLINE=$(left 60) STUDY_DIR=$study_dir OUT=$report studies/depth/local.sh gpu \
-        > "$logs/study.log" 2>&1 &
-    local study=$!
-    warm_torch > "$logs/torch-warm.log" 2>&1 &
-    local warm=$!
+    local study warm
+    study_start studies/depth/local.sh 60
     # the checks in two halves of about equal length, each check stopped
     # (and failed) where it would run into the archive's margin; export
     # reads the checkpoint that loss_curve leaves in its half's GPU_LOGS
@@ -144,21 +189,21 @@ check_call() {
         status=1
     wait "$a" || status=1
     grep -hE '^(FAIL|[a-z_]+ +[0-9]+ passed)' "$logs/checks-a.log" "$logs/checks-b.log" | tee -a "$summary"
-    # not a check: the speed call compiles cold where it failed
-    wait "$warm"
-    tee -a "$summary" < "$logs/torch-warm.log"
-    # local.sh ends at its deadline; past the budget it is stopped (its
-    # runs back in the queue, no report), which the summary says
-    t=$(left 10)
-    if [ "$t" -gt 0 ]; then
-        timeout -s TERM -k 5 "$t" tail --pid="$study" -f /dev/null
-    fi
-    if [ -e "/proc/$study" ] && ! grep -q '^State:.*Z' "/proc/$study/status" 2>/dev/null; then
-        kill -TERM "$study" && say "study: stopped at the budget, before its report"
-    fi
-    wait "$study"
+    study_end
     grep -E '^(study|depth study|cod |\[)' "$logs/study.log" | tail -n 8 | tee -a "$summary"
     grep -q '^depth study: report in' "$logs/study.log" || status=1
+}
+
+width_call() {
+    # the study from the start, its deadline 45 s before the budget: its
+    # runs are then stopped at once, each pair at the same point, and it
+    # writes its reports and reading with what they reached
+    local study warm
+    study_start studies/width/local.sh 45
+    study_end || status=1
+    grep -E '^(study|width (study|data)|gpu-[a-z]*: )' "$logs/study.log" | tail -n 30 | tee -a "$summary"
+    if [ -f "$report/gpu-reading.md" ]; then tee -a "$summary" < "$report/gpu-reading.md"; else status=1; fi
+    grep -q 'width study: report in' "$logs/study.log" || status=1
 }
 
 speed_call() {
@@ -189,6 +234,18 @@ speed_call() {
         sed -n "s/^PROFILE/PROFILE${label#profile}/p" "$logs/profile-$1.log" | tee -a "$summary"
         return "$failed"
     }
+    # cuDNN's attention against the CPU before any figure is taken with it
+    # (seconds; a build or machine without cuDNN says SKIP, and the speed
+    # figures are of cod's own kernels)
+    t=$(left 15)
+    if [ "$t" -gt 20 ]; then
+        timeout -k 5 "$((t < 60 ? t : 60))" "$COD_BIN/test_ops_cuda" attention_cudnn > "$logs/cudnn-check.log" 2>&1 ||
+            { say "attention_cudnn: failed or cut off (see cudnn-check.log)"; status=1; }
+        grep -E '^(PASS|FAIL|SKIP) ' "$logs/cudnn-check.log" | sed 's/^/attention_cudnn: /' | tee -a "$summary"
+    else
+        say "attention_cudnn: no time left"
+        status=1
+    fi
     # the ceiling that cod's attention is measured against, before anything
     # else: PyTorch's SDPA backends (cuDNN's, flash's, the memory-efficient
     # one) and cod's attention (its own kernels, and cuDNN's where the build
