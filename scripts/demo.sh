@@ -71,17 +71,30 @@ stop_worker
 trap - EXIT INT TERM
 echo
 bin/cod compare --sweep "$sid"
-# What a reader may and may not take from the table above: the depth study
-# (studies/depth, bench/RESULTS.md) found no setting that fits ten minutes
-# on two cores where LNS comes out ahead, so the demo says so.
+# What a reader may and may not take from the table above: one seed of a
+# few hundred updates says nothing of which norm is better, whichever way
+# it came out, and the depth study's seeds are what does
+ppl() { # norm: its eval/ppl in the sweep, from the CLI's JSON
+    bin/cod compare --sweep "$sid" --json |
+        grep -o "\"norm\":\"$1\",\"state\":\"succeeded\",\"step\":[0-9]*,\"eval/ppl\":[0-9.e+-]*" |
+        head -1 | sed 's/.*://'
+}
+pre=$(ppl pre) lns=$(ppl lns)
+if [ -n "$pre" ] && [ -n "$lns" ]; then
+    here=$(awk -v p="$pre" -v l="$lns" 'BEGIN {
+        printf "Here LNS ended %.3f %s Pre-LN (%.3f against %.3f): one seed of a\nshort run, which cannot say which norm trains better.", \
+            (l < p ? p - l : l - p), (l < p ? "below" : "above"), l, p }')
+else
+    here="Here Pre-LN or LNS did not finish: there is nothing to compare."
+fi
 cat <<EOF
 
 What this scale shows: Pre-LN's out_var grows block after block and LNS
-holds it flatter, the variance half of the Curse of Depth; what it cannot
-show is Pre-LN's deep blocks going idle or LNS beating Pre-LN at its best
-learning rate, which the depth study (studies/depth, bench/RESULTS.md) found
-at no depth up to 48 at this width and length, where LNS's damped deep blocks
-are the idle ones.
+holds it flatter, the variance half of the Curse of Depth.
+$here
+The depth study (studies/depth, bench/RESULTS.md), three seeds at width
+64, found LNS behind Pre-LN at every depth up to 48, and LNS's damped deep
+blocks, not Pre-LN's, the idle ones.
 
 demo: the server keeps running (pid $(cat "$d/server.pid")):
   dashboard   $B/
