@@ -18,9 +18,12 @@ static const char q_insert_sweep[] =
     "INSERT INTO sweeps (created, idem_key, body) VALUES (?1, ?2, ?3)";
 static const char q_exp_state[] =
     "SELECT state FROM experiments WHERE id = ?1";
+/* queued again after a run (a worker gone, a lease given back), it has
+ * trained and may hold checkpoints: its reason must not say it never ran */
 static const char q_cancel_queued[] =
     "UPDATE experiments SET state = 'cancelled', finished = ?2,"
-    " reason = 'cancelled before it started' WHERE id = ?1";
+    " reason = CASE WHEN started IS NULL THEN 'cancelled before it started'"
+    " ELSE 'cancelled while queued to resume' END WHERE id = ?1";
 static const char q_cancel_running[] =
     "UPDATE experiments SET cancel_req = 1 WHERE id = ?1";
 

@@ -42,6 +42,17 @@ static const char *state_of(struct store *st, int64_t id, char *buf, size_t n)
     return buf;
 }
 
+static const char *reason_of(struct store *st, int64_t id, char *buf, size_t n)
+{
+    json_t *o;
+    if (store_get_experiment(st, id, &o) != ST_OK)
+        return "?";
+    const char *r = json_string_value(json_object_get(o, "reason"));
+    snprintf(buf, n, "%s", r ? r : "(none)");
+    json_decref(o);
+    return buf;
+}
+
 static int64_t lease_exp(json_t *l, const char *key)
 {
     return l ? (int64_t)json_integer_value(json_object_get(l, key)) : 0;
@@ -428,6 +439,20 @@ static void metrics_idempotent_and_finish(void)
     CHECK(finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "finish");
     CHECK(finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "retried finish");
     CHECK(!strcmp(state_of(st, id3, s, sizeof s), "succeeded"), "succeeded: %s", s);
+    char why[64];
+    CHECK(!strcmp(reason_of(st, id2, why, sizeof why), "cancelled before it started"),
+          "a queued experiment that never ran: %s", why);
+    int64_t id4;
+    store_create_experiment(st, &e, NULL, &id4, &rep);
+    lease(st, w, 60, &l);
+    run = lease_exp(l, "run");
+    json_decref(l);
+    CHECK(finish(st, run, "released", NULL, 0, &held) == ST_OK &&
+              !strcmp(state_of(st, id4, s, sizeof s), "queued"),
+          "a lease given back: queued again (%s)", s);
+    CHECK(store_cancel(st, id4) == ST_OK && !strcmp(reason_of(st, id4, why, sizeof why),
+                                                    "cancelled while queued to resume"),
+          "cancelled while queued after a run, the reason does not say it never ran: %s", why);
     store_close(st);
 }
 
