@@ -30,8 +30,7 @@ int angular_run(struct model *m, const struct loader *val, int64_t tokens,
     }
     for (int64_t s = 0; s < seqs; s += m->max_B) {
         int B = (int)(seqs - s < m->max_B ? seqs - s : m->max_B);
-        for (int b = 0; b < B; b++)
-            loader_chunk(val, s + b, tok + (size_t)b * T, tgt + (size_t)b * T);
+        loader_rows(val, s, B, tok, tgt);
         model_forward(m, tok, tgt, B, 0);
         struct rows rows;
         rows_of(&rows, tgt, B, T, val->documents ? pack : NULL);

@@ -200,6 +200,12 @@ int loader_chunk(const struct loader *l, int64_t k, int32_t *tok, int32_t *tgt)
     return l->T;
 }
 
+void loader_rows(const struct loader *l, int64_t first, int n, int32_t *tok, int32_t *tgt)
+{
+    for (int b = 0; b < n; b++)
+        loader_chunk(l, first + b, tok + (size_t)b * l->T, tgt + (size_t)b * l->T);
+}
+
 int loader_targets(const struct loader *l, int64_t k)
 {
     return l->documents ? l->doc_len[k] - 1 : l->T;

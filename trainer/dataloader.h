@@ -52,6 +52,9 @@ void loader_close(struct loader *l);
 /* Row k in file order (held-out evaluation reads these); returns its
  * targets (seq_len but in documents packing). */
 int loader_chunk(const struct loader *l, int64_t k, int32_t *tok, int32_t *tgt);
+/* Rows first .. first+n-1 in file order, one after another in tok and tgt
+ * (n · seq_len entries each): a held-out batch. */
+void loader_rows(const struct loader *l, int64_t first, int n, int32_t *tok, int32_t *tgt);
 /* The row of sample i of the shuffled, endless training stream. */
 int64_t loader_sample_row(const struct loader *l, int64_t i);
 /* Sample i of the shuffled, endless training stream; returns its targets. */

@@ -64,8 +64,7 @@ int stats_heldout(struct model *m, const struct loader *val, int64_t tokens, str
     *seen = 0;
     for (int64_t q = 0; rc == 0 && q < seqs; q += m->max_B) {
         int B = (int)(seqs - q < m->max_B ? seqs - q : m->max_B);
-        for (int b = 0; b < B; b++)
-            loader_chunk(val, q + b, tok + (size_t)b * T, tgt + (size_t)b * T);
+        loader_rows(val, q, B, tok, tgt);
         model_forward(m, tok, tgt, B, 0);
         struct rows rows;
         rows_of(&rows, tgt, B, T, val->documents ? pack : NULL);

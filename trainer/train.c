@@ -94,8 +94,7 @@ static void layer_stats(struct run *r, long step, int with_grads)
     int T = r->spec->train.seq_len, B = r->m.max_B;
     if (B > r->val.n_chunks)
         B = (int)r->val.n_chunks;
-    for (int b = 0; b < B; b++)
-        loader_chunk(&r->val, b, r->tok + (size_t)b * T, r->tgt + (size_t)b * T);
+    loader_rows(&r->val, 0, B, r->tok, r->tgt);
     model_forward(&r->m, r->tok, r->tgt, B, 0);
     struct rows real_rows;
     rows_of(&real_rows, r->tgt, B, T, r->pack);

@@ -229,8 +229,7 @@ static int logits(struct model *m, const struct loader *v, long long tokens, con
     }
     for (long long s0 = 0; s0 < seqs; s0 += m->max_B) {
         int B = (int)(seqs - s0 < m->max_B ? seqs - s0 : m->max_B);
-        for (int b = 0; b < B; b++)
-            loader_chunk(v, s0 + b, tok + (size_t)b * T, tgt + (size_t)b * T);
+        loader_rows(v, s0, B, tok, tgt);
         model_logits(m, tok, tgt, B, all + (size_t)s0 * T * V);
     }
     if (write_npy(out, all, seqs, T, V, err, errlen) == 0) {
