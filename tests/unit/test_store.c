@@ -32,25 +32,22 @@ static struct new_experiment exp_row(const char *device, int priority)
                                    .priority = priority, .max_attempts = 2, .steps = 100};
 }
 
-static const char *state_of(struct store *st, int64_t id, char *buf, size_t n)
+/* An experiment's string field as the store answers it: "?" when there is
+ * no such experiment, "(none)" when the field is null. */
+static const char *field_of(struct store *st, int64_t id, const char *key, char *buf, size_t n)
 {
     json_t *o;
     if (store_get_experiment(st, id, &o) != ST_OK)
         return "?";
-    snprintf(buf, n, "%s", json_string_value(json_object_get(o, "state")));
+    const char *v = json_string_value(json_object_get(o, key));
+    snprintf(buf, n, "%s", v ? v : "(none)");
     json_decref(o);
     return buf;
 }
 
-static const char *reason_of(struct store *st, int64_t id, char *buf, size_t n)
+static const char *state_of(struct store *st, int64_t id, char *buf, size_t n)
 {
-    json_t *o;
-    if (store_get_experiment(st, id, &o) != ST_OK)
-        return "?";
-    const char *r = json_string_value(json_object_get(o, "reason"));
-    snprintf(buf, n, "%s", r ? r : "(none)");
-    json_decref(o);
-    return buf;
+    return field_of(st, id, "state", buf, n);
 }
 
 static int64_t lease_exp(json_t *l, const char *key)
@@ -440,7 +437,7 @@ static void metrics_idempotent_and_finish(void)
     CHECK(finish(st, run, "succeeded", NULL, 2, &held) == ST_OK, "retried finish");
     CHECK(!strcmp(state_of(st, id3, s, sizeof s), "succeeded"), "succeeded: %s", s);
     char why[64];
-    CHECK(!strcmp(reason_of(st, id2, why, sizeof why), "cancelled before it started"),
+    CHECK(!strcmp(field_of(st, id2, "reason", why, sizeof why), "cancelled before it started"),
           "a queued experiment that never ran: %s", why);
     int64_t id4;
     store_create_experiment(st, &e, NULL, &id4, &rep);
@@ -450,7 +447,7 @@ static void metrics_idempotent_and_finish(void)
     CHECK(finish(st, run, "released", NULL, 0, &held) == ST_OK &&
               !strcmp(state_of(st, id4, s, sizeof s), "queued"),
           "a lease given back: queued again (%s)", s);
-    CHECK(store_cancel(st, id4) == ST_OK && !strcmp(reason_of(st, id4, why, sizeof why),
+    CHECK(store_cancel(st, id4) == ST_OK && !strcmp(field_of(st, id4, "reason", why, sizeof why),
                                                     "cancelled while queued to resume"),
           "cancelled while queued after a run, the reason does not say it never ran: %s", why);
     store_close(st);
