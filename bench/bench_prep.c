@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "bench/load_average.h"
 #include "common/fileio.h"
 #include "prep/prep_run.h"
 
@@ -146,13 +147,7 @@ int main(int argc, char **argv)
     free(z);
     free(lines);
 
-    double load = -1;
-    FILE *lf = fopen("/proc/loadavg", "r");
-    if (lf) {
-        if (fscanf(lf, "%lf", &load) != 1)
-            load = -1;
-        fclose(lf);
-    }
+    double load = load_average();
     printf("bench_prep: %s as text files and as JSON lines (%.1f MB; .zst %.1f MB, .xz %.1f MB), gpt2, %d threads, "
            "load average %.2f before the run\n",
            corpus, (double)n / 1e6, (double)zn / 1e6, (double)xn / 1e6, omp_get_max_threads(), load);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/load_average.h"
 #include "common/fileio.h"
 #include "prep/tokenizer.h"
 
@@ -130,13 +131,7 @@ int main(int argc, char **argv)
     int maxt = omp_get_max_threads();
     int counts[3] = {1, 2, maxt};
     int nt = maxt > 2 ? 3 : 2;
-    double load = -1;
-    FILE *lf = fopen("/proc/loadavg", "r");
-    if (lf) {
-        if (fscanf(lf, "%lf", &load) != 1)
-            load = -1;
-        fclose(lf);
-    }
+    double load = load_average();
     printf("bench_tokenize: %zu documents, %.1f MB of text, %d cores, load average %.2f before the run\n", nd,
            (double)bytes / 1e6, maxt, load);
     printf("%-6s %8s %10s %10s", "tok", "bytes/tk", "1 thr MB/s", "2 thr MB/s");
