@@ -74,10 +74,11 @@ bin/cod compare --sweep "$sid"
 # What a reader may and may not take from the table above: one seed of a
 # few hundred updates says nothing of which norm is better, whichever way
 # it came out, and the depth study's seeds are what does
-ppl() { # norm: its eval/ppl in the sweep, from the CLI's JSON
-    bin/cod compare --sweep "$sid" --json |
+json=$(bin/cod compare --sweep "$sid" --json) || json=
+ppl() { # norm: its eval/ppl in the sweep's JSON, nothing where it did not succeed
+    printf '%s\n' "$json" |
         grep -o "\"norm\":\"$1\",\"state\":\"succeeded\",\"step\":[0-9]*,\"eval/ppl\":[0-9.e+-]*" |
-        head -1 | sed 's/.*://'
+        head -1 | sed 's/.*://' || true
 }
 pre=$(ppl pre) lns=$(ppl lns)
 if [ -n "$pre" ] && [ -n "$lns" ]; then
