@@ -28,7 +28,7 @@ need_corpus
 t=$(mktemp -d /tmp/cod-plan-XXXXXX)
 trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/bin" "$t/data"
-ln -s "$PWD"/build/emu/bin/* "$PWD/bin/cod-server" "$PWD/bin/cod" "$PWD/bin/cod-analyze" "$t/bin/"
+ln -s "$PWD"/build/emu/bin/* "$PWD/bin/cod-server" "$PWD/bin/cod" "$t/bin/"
 export OUT=$t/out COD_BIN_DRY=$t/bin COD_DATA=$t/data STUDY_DIR=$t/study STUDY_OUT=$t/report
 # a sweep of one cell, 2 updates of 256 tokens, that the emulator ends in
 # seconds, its end analyses included

@@ -13,10 +13,11 @@
 #    end: each report written, every run's own series, the reading with its
 #    table and the three claims beside the depth study's width-64 run, the
 #    pruning and angular distance of every run, within the budget;
-#  - a pair too long for its deadline: both runs cut at once by the
-#    deadline (each stopped at a checkpoint, handed back, its metrics in),
-#    the reading saying so and comparing the pair at the last evaluation
-#    both reached; nothing of the study left running.
+#  - a pair too long for its deadline, of another seed (SEEDS=2): both
+#    runs cut at once by the deadline (each stopped at a checkpoint,
+#    handed back, its metrics in), the reading saying so and comparing the
+#    pair at the last evaluation both reached; its folders beside the first
+#    call's, which stay; nothing of the study left running.
 cd "$(dirname "$0")/.." && . tests/lib.sh
 need_emulator gpu_width
 command -v spm_train >/dev/null || { echo "FAIL gpu_width: no spm_train (scripts/deps.sh test installs sentencepiece)"; exit 1; }
@@ -73,13 +74,13 @@ check "width: what a row holds said (fill, unique targets, passes)" \
              grep -qE '^width study: width-paper: [0-9]+ updates of 4 × 64 \(documents packing\): .* passes over the' '$s'"
 for r in paper today; do
     check "width: $r's report written, its two runs succeeded" \
-        bash -c "[ -s '$t/report/gpu-$r/report.html' ] && [ \$(grep -c ',succeeded,' '$t/report/gpu-$r/cells.csv') -eq 2 ]"
+        bash -c "[ -s '$t/report/gpu-$r-L2/report.html' ] && [ \$(grep -c ',succeeded,' '$t/report/gpu-$r-L2/cells.csv') -eq 2 ]"
     check "width: $r's runs' own series (eval, out_var at every statistics point)" \
-        bash -c "for f in '$t/report/gpu-$r'/runs/*.csv; do grep -q ',eval/ppl,,' \"\$f\" && grep -q '^0,layer/out_var,2,' \"\$f\" || exit 1; done"
+        bash -c "for f in '$t/report/gpu-$r-L2'/runs/*.csv; do grep -q ',eval/ppl,,' \"\$f\" && grep -q '^0,layer/out_var,2,' \"\$f\" || exit 1; done"
     check "width: $r pruned and measured the angles at the end" \
-        bash -c "grep -q 'prune/delta_loss' '$t/report/gpu-$r/prune.csv' && [ \$(wc -l < '$t/report/gpu-$r/angular.csv') -gt 1 ]"
+        bash -c "grep -q 'prune/delta_loss' '$t/report/gpu-$r-L2/prune.csv' && [ \$(wc -l < '$t/report/gpu-$r-L2/angular.csv') -gt 1 ]"
 done
-check "width: the paper's recipe ran as it says" python3 - "$t/report/gpu-paper/base.json" "$t/report/gpu-today/base.json" <<'PY'
+check "width: the paper's recipe ran as it says" python3 - "$t/report/gpu-paper-L2/base.json" "$t/report/gpu-today-L2/base.json" <<'PY'
 import json, sys
 p, t = (json.load(open(f)) for f in sys.argv[1:])
 assert p["train"]["precision"] == "bf16" and p["data"]["packing"] == "documents" and p["model"]["embed_std"] == 0.02, p
@@ -88,27 +89,28 @@ assert t["train"]["precision"] == "mixed" and t["data"]["packing"] == "stream", 
 assert p["train"]["warmup"] == max(1, round(p["train"]["steps"] / 10)), p["train"]
 PY
 check "width: the reading's table, a row an arm" \
-    bash -c "grep -qE '^\| 2 \| Pre-LN \| 1 \| [0-9]+ of [0-9]+ updates \| [0-9.]+ \(n=1\) \|' '$t/report/gpu-reading.md' &&
-             grep -qE '^\| 2 \| LNS \| 1 \| [0-9]+ of [0-9]+ updates \|' '$t/report/gpu-reading.md'"
+    bash -c "grep -qE '^\| 2 \| Pre-LN \| 1 \| [0-9]+ of [0-9]+ updates \| [0-9.]+ \(n=1\) \|' '$t/report/gpu-L2-reading.md' &&
+             grep -qE '^\| 2 \| LNS \| 1 \| [0-9]+ of [0-9]+ updates \|' '$t/report/gpu-L2-reading.md'"
 check "width: the pair compared at equal seeds, final" \
     grep -qE '^L = 2, Pre-LN − LNS at equal seeds, eval perplexity: [-+][0-9.]+, [-+][0-9.]+ nats \(final; one seed: no interval\)' \
-    "$t/report/gpu-reading.md"
+    "$t/report/gpu-L2-reading.md"
 check "width: the three claims, each with a verdict, beside width 64" \
-    bash -c "grep -qE '^1\. .*: (holds|does not hold): Pre-LN' '$t/report/gpu-reading.md' &&
-             grep -qE '^2\. .*: (holds|does not hold) at one seed' '$t/report/gpu-reading.md' &&
-             grep -qE '^3\. .*: (holds|the opposite.*): removing one of the deepest half costs Pre-LN' '$t/report/gpu-reading.md' &&
-             grep -qF 'width 64: not run at this depth' '$t/report/gpu-reading.md'"
+    bash -c "grep -qE '^1\. .*: (holds|does not hold): Pre-LN' '$t/report/gpu-L2-reading.md' &&
+             grep -qE '^2\. .*: (holds|does not hold) at one seed' '$t/report/gpu-L2-reading.md' &&
+             grep -qE '^3\. .*: (holds|the opposite.*): removing one of the deepest half costs Pre-LN' '$t/report/gpu-L2-reading.md' &&
+             grep -qF 'width 64: not run at this depth' '$t/report/gpu-L2-reading.md'"
 check "width: ended within its budget" \
     bash -c "n=\$(sed -n 's/^plan width: \([0-9]*\) s of 200$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 200 ]"
 tar -tzf "$OUT/width.tgz" > "$t/width.list" 2>&1
 check "width: the archive holds the reports, the runs' series and the reading" \
-    bash -c "grep -q 'report/gpu-paper/report.html$' '$t/width.list' && grep -q 'report/gpu-today/runs/.*\.csv$' '$t/width.list' &&
-             grep -q 'report/gpu-reading.md$' '$t/width.list'"
+    bash -c "grep -q 'report/gpu-paper-L2/report.html$' '$t/width.list' && grep -q 'report/gpu-today-L2/runs/.*\.csv$' '$t/width.list' &&
+             grep -q 'report/gpu-L2-reading.md$' '$t/width.list'"
 
 # a pair that cannot end before its deadline (BUDGET 60: the deadline 45 s
-# before): both runs cut at once, at a checkpoint
+# before): both runs cut at once, at a checkpoint; a later call's seed, so
+# its report lands in gpu-paper-seeds2-L2 and its reading in gpu-seeds2-L2-reading.md
 rm -rf "$OUT"
-STUDY_DIR=$t/study-cut RECIPES=paper DEPTHS=2 TOKENS=1000000 SPEC_MORE="$small eval.every=2" BUDGET=60 \
+STUDY_DIR=$t/study-cut RECIPES=paper SEEDS=2 DEPTHS=2 TOKENS=1000000 SPEC_MORE="$small eval.every=2" BUDGET=60 \
     tests/gpu/plan.sh width > "$t/cut.log" 2>&1
 s=$OUT/width.txt
 sed 's/^/  /' "$s"
@@ -116,15 +118,24 @@ check "cut: the workers stopped at the deadline, the runs at a checkpoint" \
     bash -c "grep -qF 'study: cut at the deadline: the workers stopped, their runs at a checkpoint' '$s' &&
              grep -qF 'width study: DEADLINE passed with cells unfinished' '$s' &&
              [ \$(grep -l 'stopped at step' '$t/study-cut'/worker-*.log | xargs grep -l 'experiment [0-9]*: released' | wc -l) -eq 2 ]"
-check "cut: the report written with both runs unfinished" \
-    bash -c "[ -s '$t/report/gpu-paper/report.html' ] && [ \$(grep -c ',queued,' '$t/report/gpu-paper/cells.csv') -eq 2 ]"
+check "cut: the report written with both runs unfinished, beside the first call's" \
+    bash -c "[ -s '$t/report/gpu-paper-seeds2-L2/report.html' ] && [ \$(grep -c ',queued,' '$t/report/gpu-paper-seeds2-L2/cells.csv') -eq 2 ] &&
+             [ \$(grep -c ',succeeded,' '$t/report/gpu-paper-L2/cells.csv') -eq 2 ] && [ -s '$t/report/gpu-L2-reading.md' ]"
+tar -tzf "$OUT/width.tgz" > "$t/cut.list" 2>&1
+check "cut: the archive holds this call's report and reading, not the first call's" \
+    bash -c "grep -q 'report/gpu-paper-seeds2-L2/report.html$' '$t/cut.list' && grep -q 'report/gpu-seeds2-L2-reading.md$' '$t/cut.list' &&
+             ! grep -qE 'report/(gpu-paper-L2/|gpu-L2-reading.md)' '$t/cut.list'"
 check "cut: the reading says where each run was cut, of how many updates" \
-    bash -c "[ \$(grep -cE '^\| 2 \| (Pre-LN|LNS) \| 1 \| cut at the deadline: update [0-9]+ of [0-9]+ \|' '$t/report/gpu-reading.md') -eq 2 ]"
+    bash -c "[ \$(grep -cE '^\| 2 \| (Pre-LN|LNS) \| 1 \| cut at the deadline: update [0-9]+ of [0-9]+ \|' '$t/report/gpu-seeds2-L2-reading.md') -eq 2 ]"
 check "cut: the pair compared at the last evaluation both reached" \
-    grep -qE '^L = 2, Pre-LN − LNS at equal seeds, eval perplexity: .*\(at the last evaluation both reached \(update [0-9]+ for seed 1\); one seed' \
-    "$t/report/gpu-reading.md"
+    grep -qE '^L = 2, Pre-LN − LNS at equal seeds, eval perplexity: .*\(at the last evaluation both reached \(update [0-9]+ for seed 2\); one seed' \
+    "$t/report/gpu-seeds2-L2-reading.md"
 check "cut: claim 3 not measured, said why" \
-    grep -qF '3. Pre-LN'"'"'s deep blocks matter less than LNS'"'"'s: not measured (no pruning' "$t/report/gpu-reading.md"
+    grep -qF '3. Pre-LN'"'"'s deep blocks matter less than LNS'"'"'s: not measured (no pruning' "$t/report/gpu-seeds2-L2-reading.md"
+python3 studies/width/read.py "$t/report/gpu-paper-L2+$t/report/gpu-paper-seeds2-L2" > "$t/pooled.txt" 2>&1
+rc=$?
+check "cut: the two calls' folders, of two schedules, not pooled, and said why" \
+    bash -c "[ $rc -ne 0 ] && grep -qF 'gpu-paper-seeds2-L2 trained on another schedule than' '$t/pooled.txt'"
 check "cut: ended within its budget" \
     bash -c "n=\$(sed -n 's/^plan width: \([0-9]*\) s of 60$/\1/p' '$s'); [ -n \"\$n\" ] && [ \"\$n\" -le 60 ]"
 none_left() { ! pgrep -f "$t/study" >/dev/null; }

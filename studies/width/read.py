@@ -19,7 +19,13 @@ interval and p from two seeds on, or, where a pair was cut, at the last
 evaluation both runs reached. Last, the paper's three claims, each with
 its verdict here and the width-64 study's.
 
-usage: read.py [--beside DIR] FOLDER...
+A FOLDER may be several joined by +, the folders of one recipe that
+calls of other seeds wrote (gpu-paper+gpu-paper-seeds2): their runs read
+as one sweep's, the pruning and angles averaged with each folder's
+number of runs as its weight. They must share the schedule (base.json's
+train section), and a seed of an arm and depth may be in one of them only.
+
+usage: read.py [--beside DIR] FOLDER[+FOLDER...]...
 """
 import argparse
 import csv
@@ -27,6 +33,7 @@ import importlib.util
 import json
 import os
 import statistics
+import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location("gap", os.path.join(here, "..", "recipe", "gap.py"))
@@ -118,16 +125,30 @@ def pm(values, digits=2):
     return f"{m:.{digits}f} ± {sd:.{digits}f} (n={n})" if sd is not None else f"{m:.{digits}f} (n={n})"
 
 
-def group_value(table, L, norm, column):
-    for r in table:
-        if int(r["model.n_layers"]) == L and r["norm"] == norm:
-            return num(r.get(column))
-    return None
+def weighted(pairs):
+    """the mean of (value, runs) pairs, each value a mean over its runs"""
+    pairs = [(v, n) for v, n in pairs if v is not None]
+    total = sum(n for _, n in pairs)
+    return sum(v * n for v, n in pairs) / total if total else None
 
 
-def angular_halves(table, L, norm):
-    span1 = {int(r["layer"]): num(r["mean"]) for r in table
-             if int(r["model.n_layers"]) == L and r["norm"] == norm and r["span"] == "1"}
+def runs_of(r):
+    return int(r["n"]) if r.get("n") else 1
+
+
+def group_value(tables, L, norm, column):
+    """a column of depth_summary.csv at (L, norm), over each folder's table"""
+    return weighted((num(r.get(column)), runs_of(r)) for table in tables for r in table
+                    if int(r["model.n_layers"]) == L and r["norm"] == norm)
+
+
+def angular_halves(tables, L, norm):
+    by_layer = {}
+    for table in tables:
+        for r in table:
+            if int(r["model.n_layers"]) == L and r["norm"] == norm and r["span"] == "1":
+                by_layer.setdefault(int(r["layer"]), []).append((num(r["mean"]), runs_of(r)))
+    span1 = {layer: weighted(pairs) for layer, pairs in by_layer.items()}
     first = [span1[l] for l in range(1, L // 2 + 1) if span1.get(l) is not None]
     deep = [span1[l] for l in range(L // 2 + 1, L + 1) if span1.get(l) is not None]
     if not first or not deep:
@@ -194,25 +215,52 @@ def beside(folder, L):
             "dp": (num(pre["deep_half_delta_ppl"]), num(lns["deep_half_delta_ppl"]))}
 
 
+def pooled(joined):
+    """the runs, schedule and tables of FOLDER[+FOLDER...], or an error's text"""
+    parts = joined.split("+")
+    bases = [json.load(open(os.path.join(p, "base.json"))) for p in parts]
+    for p, b in zip(parts[1:], bases[1:]):
+        if b["train"] != bases[0]["train"]:
+            return f"{p} trained on another schedule than {parts[0]} (base.json's train section differs)"
+    planned = bases[0]["train"]["steps"]
+    plans, runs, where = [], [], {}
+    for p in parts:
+        path = os.path.join(p, "plan.txt")
+        text = open(path).read().strip() if os.path.exists(path) else ""
+        if text and text not in plans:
+            plans.append(text)
+        for c in rows(p, "cells.csv"):
+            if c["norm"] not in NAMES:
+                continue
+            key = (int(c["model.n_layers"]), c["norm"], c["seed"])
+            if key in where:
+                return f"seed {key[2]} of {NAMES[key[1]]} at {key[0]} layers is in both {where[key]} and {p}"
+            where[key] = p
+            runs.append(Run(p, c, planned))
+    return {"base": bases[0], "planned": planned, "plan": "\n".join(plans), "runs": runs,
+            "summary": [rows(p, "depth_summary.csv") for p in parts],
+            "angular": [rows(p, "angular.csv") for p in parts]}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--beside", default=os.path.join(here, "..", "depth", "gpu"))
     ap.add_argument("folders", nargs="+")
     a = ap.parse_args()
     width64 = os.path.relpath(os.path.normpath(a.beside))
-    for folder in a.folders:
-        base = json.load(open(os.path.join(folder, "base.json")))
-        planned = base["train"]["steps"]
-        plan = open(os.path.join(folder, "plan.txt")).read().strip() if os.path.exists(
-            os.path.join(folder, "plan.txt")) else ""
-        cells = [c for c in rows(folder, "cells.csv") if c["norm"] in NAMES]
-        runs = [Run(folder, c, planned) for c in cells]
-        summary = rows(folder, "depth_summary.csv")
-        angular = rows(folder, "angular.csv")
+    for joined in a.folders:
+        got = pooled(joined)
+        if isinstance(got, str):
+            sys.exit(f"read.py: {got}")
+        folder = joined.replace("+", " + ")
+        base, planned, plan, runs = got["base"], got["planned"], got["plan"], got["runs"]
+        summary, angular = got["summary"], got["angular"]
         model = base["model"]
         print(f"## {folder}\n")
         print(f"{plan}\n" if plan else "", end="")
-        print(f"\nmodel {model.get('preset', 'custom')} (dim {model.get('dim', '')}), "
+        # a preset's width is the trainer's to know; the spec names it only when it overrides it
+        width = f" (dim {model['dim']})" if "dim" in model else ""
+        print(f"\nmodel {model.get('preset', 'custom')}{width}, "
               f"precision {base['train'].get('precision', 'mixed')}, packing "
               f"{base['data'].get('packing', 'stream')}, embed std {model.get('embed_std', 0.02)}, "
               f"lr {base['train']['lr']}, warmup {base['train']['warmup']}, {planned} updates of "

@@ -8,7 +8,9 @@
 # sweep's report into OUT/gpu-RECIPE with every run's own series
 # (runs/ID.csv, ID the experiment's: what a run cut at the deadline
 # reached, which the report's figures, averaging finished runs only, leave
-# out), and the reading (read.py) into OUT/gpu-reading.md.
+# out), and the reading (read.py) into OUT/gpu-reading.md (for other SEEDS
+# or DEPTHS than 1 and 12, OUT/gpu-RECIPE-TAG and OUT/gpu-TAG-reading.md,
+# TAG as seeds2-3 or L24).
 # studies/width/local.sh runs it with a server and workers of its own.
 #   studies/width/run.sh gpu
 # RECIPES: "paper" (default), "today", or both ("paper today": twice the
@@ -31,6 +33,12 @@ tokens=${TOKENS:-100000000}
 comma() { echo "$*" | tr -s ' ' ','; }
 seeds=$(comma "${SEEDS:-1}")
 depths=$(comma "${DEPTHS:-12}")
+# a call of other seeds or depths than the first call's writes folders of
+# its own (gpu-paper-seeds2, gpu-seeds2-reading.md), beside the first's
+# rather than over them, so that read.py can pool them (A+B)
+tag=
+[ "$seeds" = 1 ] || tag+=-seeds${seeds//,/-}
+[ "$depths" = 12 ] || tag+=-L${depths//,/-}
 
 COD_PREP=${COD_PREP:-$(dirname "$COD")/cod-prep} WIDTH_DATA=$data \
     studies/width/data.sh "${WIDTH_SRC:-${COD_DATA:-var/gpu-bundle}/width}"
@@ -39,13 +47,16 @@ names=() bases=() grids=()
 for r in ${RECIPES:-paper}; do
     base=studies/width/$r-$target.json
     [ -f "$base" ] || { echo "width study: no recipe '$r' ($base)" >&2; exit 2; }
-    mkdir -p "$out/$target-$r"
+    n=$target-$r$tag
+    # the folder holds this call's runs alone (and plan.sh archives what is newer than its start)
+    rm -rf "${out:?}/$n"
+    mkdir -p "$out/$n"
     # shellcheck disable=SC2086 # SPEC_MORE: words
     python3 studies/width/steps.py "$base" "$data/tokens.json" "$tokens" \
         "data.train=$data/train_*.bin" "data.val=$data/val_*.bin" ${SPEC_MORE:-} \
-        > "$out/$target-$r/base.json" 2> "$out/$target-$r/plan.txt"
-    sed 's/^/width study: /' "$out/$target-$r/plan.txt"
-    names+=("$target-$r") bases+=("$out/$target-$r/base.json")
+        > "$out/$n/base.json" 2> "$out/$n/plan.txt"
+    sed 's/^/width study: /' "$out/$n/plan.txt"
+    names+=("$n") bases+=("$out/$n/base.json")
     grids+=("train.seed=$seeds norm=pre,lns model.n_layers=$depths")
 done
 . studies/depth/sweeps.sh
@@ -71,5 +82,5 @@ for n in "${names[@]}"; do
         rm -f "$f.tmp"
     done
 done
-python3 studies/width/read.py "${names[@]/#/$out/}" | tee "$out/$target-reading.md"
+python3 studies/width/read.py "${names[@]/#/$out/}" | tee "$out/$target$tag-reading.md"
 exit $status

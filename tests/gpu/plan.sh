@@ -65,7 +65,8 @@ esac
 out=${OUT:-build/gpu/plan}
 # the study's report: the committed folder, unless a GRID makes the
 # study another sweep (a dry run's, say); the width study's, the folder of
-# its reports (gpu-RECIPE/ and gpu-reading.md)
+# its reports (gpu-RECIPE/ and gpu-reading.md; studies/width/run.sh names
+# those of other SEEDS or DEPTHS)
 if [ "$call" = width ]; then
     report=${STUDY_OUT:-studies/width}
     study_dir=${STUDY_DIR:-var/study-width-gpu}
@@ -79,6 +80,9 @@ status=0
 logs=build/gpu/plan-$call
 rm -rf "$logs"
 mkdir -p "$out" "$logs"
+# what this call writes is newer: the width call archives its own reports,
+# not those of earlier calls that the tree holds
+touch "$logs/.started"
 summary=$out/$call.txt
 : > "$summary"
 say() { echo "$*" | tee -a "$summary"; }
@@ -89,7 +93,8 @@ sizes=(llama-71m llama-130m llama-350m llama-1b)
 archive() {
     local extra=()
     [ "$call" = check ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
-    [ "$call" = width ] && extra=("$report"/gpu-* "$study_dir"/*.log "$study_dir/mps")
+    [ "$call" = width ] && mapfile -t extra < <(find "$report" -maxdepth 1 -name 'gpu-*' -newer "$logs/.started"
+                                                 printf '%s\n' "$study_dir"/*.log "$study_dir/mps")
     # whatever was measured, null where nothing was (the summary says why)
     [ "$call" = speed ] && timeout -k 2 15 python3 bench/gpu/results.py write "$logs" "$out/results" \
         "${sizes[@]}" --command "tests/gpu/plan.sh speed" --peak 989 2>&1 | tee -a "$summary"
@@ -185,7 +190,7 @@ check_call() {
         > "$logs/checks-a.log" 2>&1 &
     local a=$!
     # shellcheck disable=SC2086
-    GPU_LOGS=$logs/b tests/gpu/run.sh ${CHECKS_B:-loss_curve export sanitize fault moves} > "$logs/checks-b.log" 2>&1 ||
+    GPU_LOGS=$logs/b tests/gpu/run.sh ${CHECKS_B:-loss_curve export hf sanitize fault moves} > "$logs/checks-b.log" 2>&1 ||
         status=1
     wait "$a" || status=1
     grep -hE '^(FAIL|[a-z_]+ +[0-9]+ passed)' "$logs/checks-a.log" "$logs/checks-b.log" | tee -a "$summary"
@@ -201,8 +206,12 @@ width_call() {
     local study warm
     study_start studies/width/local.sh 45
     study_end || status=1
-    grep -E '^(study|width (study|data)|gpu-[a-z]*: )' "$logs/study.log" | tail -n 30 | tee -a "$summary"
-    if [ -f "$report/gpu-reading.md" ]; then tee -a "$summary" < "$report/gpu-reading.md"; else status=1; fi
+    grep -E '^(study|width (study|data)|gpu-[A-Za-z0-9-]*: )' "$logs/study.log" | tail -n 30 | tee -a "$summary"
+    # the reading this call wrote (gpu-reading.md, or gpu-seeds2-reading.md for SEEDS=2),
+    # not one the tree holds from an earlier call
+    local reading
+    reading=$(find "$report" -maxdepth 1 -name 'gpu-*reading.md' -newer "$logs/.started" | head -1)
+    if [ -n "$reading" ]; then tee -a "$summary" < "$reading"; else status=1; fi
     grep -q 'width study: report in' "$logs/study.log" || status=1
 }
 

@@ -11,6 +11,8 @@
 #                    CUDA against the CPU run of the same spec and seed
 #   export           the Hugging Face export of the CUDA-trained checkpoint,
 #                    read by transformers, gives cod's logits
+#   hf               cod-analyze on Hugging Face folders that transformers
+#                    made (Llama, Mistral, Qwen2) gives transformers' logits
 #   sanitize         compute-sanitizer memcheck, racecheck and synccheck
 #   fault            a device fault stops a run as an error naming the op
 #   moves            a run checkpointed on the CPU resumes on the GPU, and
@@ -71,6 +73,7 @@ run_one test_ops_cuda "$COD_BIN/test_ops_cuda"
 run_one test_model_cuda "$COD_BIN/test_model_cuda"
 run_one loss_curve bash tests/gpu/loss_curve.sh
 run_one export python3 tests/gpu/export_matches_transformers.py
+run_one hf python3 tests/gpu/hf_matches_transformers.py
 run_one sanitize bash tests/gpu/sanitize.sh
 run_one fault bash tests/gpu/fault.sh
 run_one moves bash tests/gpu/moves.sh
