@@ -5,7 +5,11 @@
 cd "$(dirname "$0")/../.."
 . tests/gpu/bundle_env.sh
 gpu_env_setup "${GPU_LOGS:-build/gpu/logs}" >/dev/null 2>&1
-nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limit --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+else
+    echo "gpu: no nvidia-smi here (no NVIDIA driver; a dry run's GPU is the emulator's)"
+fi
 echo "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
 echo "glibc: $(ldd --version 2>/dev/null | head -1)"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) x $(nproc)"
