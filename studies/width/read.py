@@ -36,9 +36,18 @@ import statistics
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("gap", os.path.join(here, "..", "recipe", "gap.py"))
-gap = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gap)
+
+
+def study_module(name, path):
+    """another study's script (a path from studies/) as a module"""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(here, "..", path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gap = study_module("gap", "recipe/gap.py")
+table = study_module("table", "depth/table.py")
 NAMES = {"pre": "Pre-LN", "lns": "LNS"}
 
 
@@ -202,9 +211,6 @@ def beside(folder, L):
     summary = rows(folder, "depth_summary.csv")
     if not summary:
         return None
-    spec_t = importlib.util.spec_from_file_location("table", os.path.join(here, "..", "depth", "table.py"))
-    table = importlib.util.module_from_spec(spec_t)
-    spec_t.loader.exec_module(table)
     by = {(int(r["layers"]), r["norm"]): r for r in summary}
     pre, lns = by.get((L, "pre")), by.get((L, "lns"))
     if not pre or not lns:

@@ -10,15 +10,13 @@ it (trainer/dataloader.c; docs/spec.md, data.packing):
   teach; the fill is that over rows × T slots;
 - stream packing: the tokens end to end in rows of T, every slot a target.
 
-usage: tokens.py DIR T [--tokens N] [--batch B]
+usage: tokens.py DIR T
 prints one JSON object: per split (train, val) its documents, rows,
 targets (documents packing), tokens, fill, truncated documents and the
-targets they lose; with --tokens N and --batch B, the updates each packing
-needs for N targets and the passes over the unique tokens that makes.
+targets they lose (steps.py sizes a schedule from it).
 """
 import argparse
 import json
-import math
 import os
 import struct
 
@@ -85,8 +83,6 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("T", type=int)
-    ap.add_argument("--tokens", type=float)
-    ap.add_argument("--batch", type=int)
     a = ap.parse_args()
     meta = json.load(open(os.path.join(a.dir, "meta.json")))
     out = {"dir": a.dir, "seq_len": a.T, "vocab_size": meta["vocab_size"],
@@ -94,17 +90,6 @@ def main():
            "pad_token": meta.get("pad_token")}
     for name in ("train", "val"):
         out[name] = split(meta, a.dir, name, a.T)
-    if a.tokens and a.batch:
-        tr = out["train"]
-        docs = math.ceil(a.tokens / (a.batch * tr["mean_targets_per_row"]))
-        stream = math.ceil(a.tokens / (a.batch * a.T))
-        out["plan"] = {
-            "tokens": a.tokens, "batch_seqs": a.batch,
-            "documents": {"steps": docs, "slots": docs * a.batch * a.T,
-                          "passes": docs * a.batch * tr["mean_targets_per_row"] / tr["targets"]},
-            "stream": {"steps": stream, "slots": stream * a.batch * a.T,
-                       "passes": stream * a.batch * a.T / tr["tokens"]},
-        }
     print(json.dumps(out, indent=1))
 
 

@@ -80,9 +80,12 @@ status=0
 logs=build/gpu/plan-$call
 rm -rf "$logs"
 mkdir -p "$out" "$logs"
-# what this call writes is newer: the width call archives its own reports,
-# not those of earlier calls that the tree holds
+# what this call writes is newer: the width call archives and prints its
+# own reports, not those of earlier calls that the tree holds
 touch "$logs/.started"
+written_here() { # the report folder's entries named so that this call wrote
+    find "$report" -maxdepth 1 -name "$1" -newer "$logs/.started"
+}
 summary=$out/$call.txt
 : > "$summary"
 say() { echo "$*" | tee -a "$summary"; }
@@ -93,7 +96,7 @@ sizes=(llama-71m llama-130m llama-350m llama-1b)
 archive() {
     local extra=()
     [ "$call" = check ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
-    [ "$call" = width ] && mapfile -t extra < <(find "$report" -maxdepth 1 -name 'gpu-*' -newer "$logs/.started"
+    [ "$call" = width ] && mapfile -t extra < <(written_here 'gpu-*'
                                                  printf '%s\n' "$study_dir"/*.log "$study_dir/mps")
     # whatever was measured, null where nothing was (the summary says why)
     [ "$call" = speed ] && timeout -k 2 15 python3 bench/gpu/results.py write "$logs" "$out/results" \
@@ -210,7 +213,7 @@ width_call() {
     # the reading this call wrote (gpu-reading.md, or gpu-seeds2-reading.md for SEEDS=2),
     # not one the tree holds from an earlier call
     local reading
-    reading=$(find "$report" -maxdepth 1 -name 'gpu-*reading.md' -newer "$logs/.started" | head -1)
+    reading=$(written_here 'gpu-*reading.md' | head -1)
     if [ -n "$reading" ]; then tee -a "$summary" < "$reading"; else status=1; fi
     grep -q 'width study: report in' "$logs/study.log" || status=1
 }
