@@ -31,13 +31,17 @@ LIB_SRC  = $(COMMON_SRC) $(SPEC_SRC) $(CORE_SRC)
 # links the reference BLAS instead, statically: its programs train on the GPU.
 BLAS    ?= -lopenblas
 LIB_LIBS = $(BLAS) -ljansson -lcrypto -lm -fopenmp -lpthread
-# cod-prep's own code: the tokenizers and the readers of its inputs, linked
-# into cod-prep, its tests and the tokenizer benchmarks only, so that the
-# trainer's programs load none of its libraries. prep/sentencepiece.cc is
-# C++ because libsentencepiece has no C interface (prep/sentencepiece.h).
+# Text in (text/): the tokenizers and the readers of compressed text and
+# JSON lines, linked into cod-prep and into the trainer's programs, which
+# tokenize evaluation tasks and instruction data; never into cod-server.
+# text/sentencepiece.cc is C++ because libsentencepiece has no C interface
+# (text/sentencepiece.h).
+TEXT_SRC  = $(wildcard text/*.c)
+TEXT_CXX  = $(wildcard text/*.cc)
+TEXT_LIBS = -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++
+# cod-prep's own code: the pipeline from input files to token shards.
 PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c))
-PREP_CXX  = $(wildcard prep/*.cc)
-PREP_LIBS = -ljansson -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++ -lm -fopenmp -lpthread
+PREP_LIBS = -ljansson $(TEXT_LIBS) -lm -fopenmp -lpthread
 CXXFLAGS_BASE = -std=c++17 -D_GNU_SOURCE $(WARN) -I. -MMD -MP
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
@@ -56,8 +60,10 @@ BENCH_SRC= $(wildcard bench/bench_*.c)
 obj = $(patsubst %.c,build/$(1)/%.o,$(2))
 REL_LIB   = $(call obj,rel,$(LIB_SRC))
 SAN_LIB   = $(call obj,san,$(LIB_SRC))
-REL_PREP  = $(call obj,rel,$(PREP_SRC) $(COMMON_SRC)) $(patsubst %.cc,build/rel/%.o,$(PREP_CXX))
-SAN_PREP  = $(call obj,san,$(PREP_SRC)) $(patsubst %.cc,build/san/%.o,$(PREP_CXX))
+REL_TEXT  = $(call obj,rel,$(TEXT_SRC)) $(patsubst %.cc,build/rel/%.o,$(TEXT_CXX))
+SAN_TEXT  = $(call obj,san,$(TEXT_SRC)) $(patsubst %.cc,build/san/%.o,$(TEXT_CXX))
+REL_PREP  = $(call obj,rel,$(PREP_SRC) $(COMMON_SRC)) $(REL_TEXT)
+SAN_PREP  = $(call obj,san,$(PREP_SRC)) $(SAN_TEXT)
 SAN64_LIB = $(call obj,san64,$(LIB_SRC))
 REL_SERVER = $(call obj,rel,$(SERVER_SRC) $(SPEC_SRC) $(COMMON_SRC))
 SAN_SERVER = $(call obj,san,$(SERVER_SRC))
@@ -93,17 +99,17 @@ endif
 
 all: $(PROGRAMS) $(CUDA_OBJ)
 
-bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB) $(CUDA_OBJ)
+bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CUDA_LIBS)
 
-bin/cod-analyze: build/rel/worker/cod_analyze.o build/rel/worker/device.o $(REL_LIB) $(CUDA_OBJ)
+bin/cod-analyze: build/rel/worker/cod_analyze.o build/rel/worker/device.o $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CUDA_LIBS)
 
-bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(CUDA_OBJ)
+bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
-	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
 
 bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC) common/path.c common/fileio.c)
 	@mkdir -p bin
@@ -192,20 +198,20 @@ build/test-lib/faulty_vfs.so: tests/faulty_vfs.c tests/faulty_vfs.h
 
 # The worker tests link the worker's objects and libcurl.
 WORKER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_worker*.c))
-$(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_LIB)
+$(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS)
 
 # cod-worker built with the sanitizers, for tests/worker_sanitized.sh.
-build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_LIB)
+build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(CLIENT_LIBS)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS)
 
 build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
 
-# The tokenizer and cod-prep tests, and the benchmarks of both, link prep/.
+# The tokenizer and cod-prep tests, and the benchmarks of both, link prep/ and text/.
 PREP_TESTS = build/tests/test_prep build/tests/test_tokenizer
 $(PREP_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_PREP) $(call obj,san,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
@@ -264,17 +270,20 @@ EMU_WORKER = build/emu/bin/cod-worker
 $(EMU_BINS) $(EMU_WORKER): $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
 	@mkdir -p $(dir $@)
 	$(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib' \
-		-o $@ $(filter %.o,$^) $(LIB_LIBS) $(EMU_CLIENT_LIBS)
+		-o $@ $(filter %.o,$^) $(LIB_LIBS) $(EMU_EXTRA_LIBS)
 build/emu/bin/test_ops_cuda: build/emu/obj/tests/gpu/test_ops_cuda.o
 build/emu/bin/test_model_cuda: build/emu/obj/tests/gpu/test_model_cuda.o
 build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels/cuda/emu/probes.o
 build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
 build/emu/bin/cod-analyze: build/emu/obj/worker/cod_analyze.o build/emu/obj/worker/device.o
+# the trainer's programs tokenize (evaluation tasks, instruction data)
+build/emu/bin/cod-train build/emu/bin/cod-analyze $(EMU_WORKER): $(SAN_TEXT)
+build/emu/bin/cod-train build/emu/bin/cod-analyze: EMU_EXTRA_LIBS = $(TEXT_LIBS)
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 build/emu/bin/bench_attention_cuda: build/emu/obj/bench/gpu/bench_attention_cuda.o
 $(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
                build/emu/obj/kernels/cuda/comm_nccl.o
-$(EMU_WORKER): EMU_CLIENT_LIBS = $(CLIENT_LIBS)
+$(EMU_WORKER): EMU_EXTRA_LIBS = $(TEXT_LIBS) $(CLIENT_LIBS)
 $(EMU_OBJ) build/emu/obj/kernels/cuda/emu/probes.o: | $(EMU_HDRS)
 
 emu-dry: $(EMU_BINS) $(EMU_WORKER) bin/cod-server bin/cod bin/cod-analyze
@@ -382,8 +391,8 @@ fobj = $(patsubst %.c,build/fuzz/obj/%.o,$(1))
 FUZZ_BASE     = $(call fobj,tests/fuzz/fuzz_util.c $(COMMON_SRC) $(SPEC_SRC))
 FUZZ_SERVER   = $(call fobj,tests/fuzz/http_driver.c $(SERVER_SRC))
 FUZZ_TRAINER  = $(call fobj,$(CORE_SRC))
-FUZZ_PREP     = $(call fobj,tests/fuzz/tok_round_trip.c $(filter-out prep/prep_run.c,$(PREP_SRC))) \
-                $(patsubst %.cc,build/fuzz/obj/%.o,$(PREP_CXX))
+FUZZ_PREP     = $(call fobj,tests/fuzz/tok_round_trip.c $(TEXT_SRC)) \
+                $(patsubst %.cc,build/fuzz/obj/%.o,$(TEXT_CXX))
 FUZZ_CXX     ?= clang++
 
 build/fuzz/obj/%.o: %.c
@@ -416,7 +425,7 @@ build/fuzz/fuzz_checkpoint: build/fuzz/obj/tests/fuzz/fuzz_checkpoint.o $(FUZZ_T
 build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama build/fuzz/fuzz_tok_hf: build/fuzz/fuzz_%: build/fuzz/obj/tests/fuzz/fuzz_%.o \
 		$(FUZZ_PREP) $(FUZZ_BASE)
 	$(FUZZ_LINK) $(filter-out -fopenmp,$(PREP_LIBS))
-build/fuzz/fuzz_jsonl: build/fuzz/obj/tests/fuzz/fuzz_jsonl.o $(call fobj,prep/jsonl.c) $(FUZZ_BASE)
+build/fuzz/fuzz_jsonl: build/fuzz/obj/tests/fuzz/fuzz_jsonl.o $(call fobj,text/jsonl.c) $(FUZZ_BASE)
 	$(FUZZ_LINK) -ljansson -lm
 
 fuzz-build: $(FUZZ_BINS)

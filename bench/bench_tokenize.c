@@ -14,7 +14,7 @@
 
 #include "bench/load_average.h"
 #include "common/fileio.h"
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 
 struct chunk {
     const unsigned char *p;

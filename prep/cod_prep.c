@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "prep/prep_run.h"
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 
 static void usage(FILE *f)
 {

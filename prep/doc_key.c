@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/sha256.h"
+#include "text/sha256.h"
 
 static int ascii_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "common/path.h"
-#include "prep/decompress.h"
+#include "text/decompress.h"
 
 static int stem_ends(const char *path, size_t n, const char *suffix)
 {

@@ -5,7 +5,7 @@
  * order the filesystem lists them. A file's format is its name's:
  * NAME.jsonl and NAME.json are JSON lines (one object per line), anything
  * else is text, one document per file; either may end in .gz, .zst or .xz
- * (prep/decompress.h). */
+ * (text/decompress.h). */
 #ifndef COD_PREP_INPUTS_H
 #define COD_PREP_INPUTS_H
 

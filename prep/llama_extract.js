@@ -1,6 +1,6 @@
 // Pulls the LLaMA vocabulary and merges out of llama-tokenizer-js, where they
 // sit as two base64 string constants, into the files that
-// prep/tokenizer_llama.c reads:
+// text/tokenizer_llama.c reads:
 //   node prep/llama_extract.js package/llama-tokenizer.js VOCAB_OUT MERGES_OUT
 // VOCAB_OUT: the 32000 pieces joined by newlines (UTF-8); MERGES_OUT: uint16-LE
 // id pairs, best merge first. Run by scripts/corpus.sh, which checks both sha256s.

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 
 struct piece {
     size_t off, len;

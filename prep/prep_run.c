@@ -26,9 +26,9 @@
 #include "prep/paragraphs.h"
 #include "prep/progress.h"
 #include "prep/reader.h"
-#include "prep/sha256.h"
+#include "text/sha256.h"
 #include "prep/shard_sink.h"
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 
 enum { TRAIN, VAL };
 static const char *const split_name[2] = {"train", "val"};

@@ -3,7 +3,7 @@
  * shards, meta.json and sources.txt out.
  *
  * Documents: a text file is one; a JSON-lines file (prep/inputs.h) gives
- * one per line, its text at a key path (prep/jsonl.h), and a line that
+ * one per line, its text at a key path (text/jsonl.h), and a line that
  * gives none is counted, its first few reported with file and line, and
  * skipped (with `strict`, the first one fails the run). A document met
  * again (prep/doc_key.h: the same text up to whitespace) is kept once,
@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prep/jsonl.h"
+#include "text/jsonl.h"
 
 #define PREP_DEFAULT_SHARD_TOKENS 100000000LL
 #define PREP_DEFAULT_VAL_FRACTION 0.1

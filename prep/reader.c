@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/decompress.h"
+#include "text/decompress.h"
 
 /* A file in flight: file % threads picks its slot, and a slot is taken
  * again only once the consumer is done with the file before. */

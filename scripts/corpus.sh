@@ -301,7 +301,7 @@ fi
 # The shards: remade when the documents, the tokenizer code or files changed.
 COD_PREP=${COD_PREP:-bin/cod-prep}
 prep_stamp() {
-    { cat "$DOCS/MANIFEST" prep/*.c prep/*.h; echo "$1"; } | sha256sum | cut -d' ' -f1
+    { cat "$DOCS/MANIFEST" prep/*.c prep/*.h text/*.c text/*.h; echo "$1"; } | sha256sum | cut -d' ' -f1
 }
 for tok in $TOKENIZERS; do
     case $tok in

@@ -2,14 +2,13 @@
 # The map of ARCHITECTURE.md holds: every #include of a part names only the
 # parts it may use, no two files of a part call each other in a circle (nm,
 # tsort), cod-server carries no trainer, kernel or tokenizer code (nm),
-# nor OpenBLAS or OpenMP (ldd), and the trainer's programs link none of
-# cod-prep's libraries.
+# nor OpenBLAS or OpenMP (ldd), nor the tokenizers' libraries (readelf).
 cd "$(dirname "$0")/.." && . tests/lib.sh
 # part: the parts it may include besides itself (build/ is generated code)
 declare -A may=(
-    [common]="" [spec]="common" [kernels]="" [trainer]="kernels spec common" [prep]="common"
-    [schema]="common" [report]="" [api]="schema spec report common" [daemon]="api schema common"
-    [worker]="trainer kernels spec common" [clients]="common"
+    [common]="" [spec]="common" [kernels]="" [trainer]="kernels spec common" [text]="common"
+    [prep]="text common" [schema]="common" [report]="" [api]="schema spec report common"
+    [daemon]="api schema common" [worker]="trainer kernels spec text common" [clients]="common"
 )
 bad=()
 for part in "${!may[@]}"; do
@@ -27,7 +26,7 @@ check "the folders are the table's (no part left out of it)" \
 # Every global symbol the trainer, the kernels and the tokenizers define
 # (objects of sources that still exist: a build folder may hold older ones).
 objs=()
-for src in trainer/*.c kernels/*.c kernels/cpu/*.c prep/*.c kernels/cuda/*.cu; do
+for src in trainer/*.c kernels/*.c kernels/cpu/*.c text/*.c prep/*.c kernels/cuda/*.cu; do
     for o in "build/rel/${src%.c}.o" "build/cuda/${src%.cu}.o"; do [ -f "$o" ] && objs+=("$o"); done
 done
 syms=$(nm -g --defined-only "${objs[@]}" | awk 'NF == 3 && $3 != "main" {print $3}' | sort -u)
@@ -38,17 +37,17 @@ check "cod-server defines none of their symbols" test -z "$leaked"
 [ -n "$leaked" ] && echo "$leaked" | head -5 | sed 's/^/  /'
 check "cod-server does not load OpenBLAS or OpenMP" bash -c "! ldd bin/cod-server | grep -E 'openblas|gomp'"
 check "cod-worker does (the check can tell)" bash -c "ldd bin/cod-worker | grep -q openblas"
-# cod-prep's readers and tokenizers stay in cod-prep: the trainer's programs
-# (and the GPU bundle that carries their libraries) link none of theirs
-# (libcurl may load libzstd for itself)
-check "cod-train and cod-worker link no library of cod-prep's (sentencepiece, zstd, lzma, PCRE2)" \
-    bash -c "! readelf -d bin/cod-train bin/cod-worker | grep NEEDED | grep -E 'sentencepiece|zstd|lzma|pcre2'"
-check "cod-prep does (the check can tell)" bash -c "readelf -d bin/cod-prep | grep NEEDED | grep -q sentencepiece"
+# the tokenizers' libraries stay out of the server (libcurl, which the
+# server does not link, may load libzstd for itself)
+check "cod-server links no library of the tokenizers' (sentencepiece, ICU, zstd, lzma, PCRE2)" \
+    bash -c "! readelf -d bin/cod-server | grep NEEDED | grep -E 'sentencepiece|icu|zstd|lzma|pcre2'"
+check "cod-prep and cod-worker do (the check can tell)" \
+    bash -c "readelf -d bin/cod-prep | grep NEEDED | grep -q sentencepiece && readelf -d bin/cod-worker | grep NEEDED | grep -q sentencepiece"
 
 # Calls between the files of a part go one way: each object's undefined
 # symbols resolved to the object of the same folder that defines them make
 # the edges "caller callee", and tsort finds any circle among them (a file
-# calling into one that calls it back, directly or around several). prep/
+# calling into one that calls it back, directly or around several). text/
 # is left out: its tokenizer registry (tokenizer.c) and the tokenizers it
 # lists call each other. In report/ and schema/ every such call is also one
 # that the caller's row of ARCHITECTURE.md's tables allows.
@@ -68,7 +67,7 @@ while IFS='|' read -r _ file _ callees _; do
     may_call[${file%.c}]=$(tr -d ',—' <<< "$callees")
 done < <(grep -E '^ *\| `(report|schema)/[a-z_]+\.c` \|' ARCHITECTURE.md)
 loops=() n_calls=0 unlisted=() barred=()
-for dir in $(find "${!may[@]}" -name '*.c' ! -path 'prep/*' -printf '%h\n' | sort -u); do
+for dir in $(find "${!may[@]}" -name '*.c' ! -path 'text/*' -printf '%h\n' | sort -u); do
     objs=()
     for src in "$dir"/*.c; do [ -f "build/rel/${src%.c}.o" ] && objs+=("build/rel/${src%.c}.o"); done
     [ ${#objs[@]} -gt 1 ] || continue

@@ -1,4 +1,4 @@
-/* libFuzzer harness: the JSON-line reader (prep/jsonl.c), which parses
+/* libFuzzer harness: the JSON-line reader (text/jsonl.c), which parses
  * every line of a JSON-lines input. The input is one line. jansson, a
  * parser of its own, is the reference: when it reads the line as an
  * object, ours must too and find the same text at "text" and at
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/jsonl.h"
+#include "text/jsonl.h"
 #include "tests/fuzz/fuzz_util.h"
 
 static int valid_utf8(const unsigned char *p, size_t n)

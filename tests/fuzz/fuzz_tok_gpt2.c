@@ -1,4 +1,4 @@
-/* libFuzzer harness: the GPT-2 tokenizer's loader (prep/bpe_gpt2.c), which
+/* libFuzzer harness: the GPT-2 tokenizer's loader (text/bpe_gpt2.c), which
  * reads r50k_base.tiktoken ("base64 rank" lines, exactly 50256 of them).
  * The file is a made-up byte-level vocabulary of that size (the 256 bytes,
  * then pairs and triples of common characters) whose first lines the input
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/fuzz/tok_round_trip.h"
 

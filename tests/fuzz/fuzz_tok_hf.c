@@ -1,5 +1,5 @@
 /* libFuzzer harness: the Hugging Face tokenizer's loader
- * (prep/tokenizer_hf.c), which reads a model's tokenizer.json: the input is
+ * (text/tokenizer_hf.c), which reads a model's tokenizer.json: the input is
  * the file; after a line "--text--" the rest is text to encode with the
  * loaded tokenizer (a fixed sample without one). A file it accepts must
  * encode any text and decode the ids back: to the text itself, or, where
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/fuzz/tok_round_trip.h"
 

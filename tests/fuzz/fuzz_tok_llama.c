@@ -1,4 +1,4 @@
-/* libFuzzer harness: the LLaMA tokenizer's loader (prep/tokenizer_llama.c),
+/* libFuzzer harness: the LLaMA tokenizer's loader (text/tokenizer_llama.c),
  * which reads llama-vocab.txt (exactly 32000 pieces, one a line, the byte
  * pieces at ids 3-258) and llama-merges.bin (pairs of uint16 ids). Both are
  * made up here at their required sizes: control and byte pieces, "▁", the
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 #include "tests/fuzz/fuzz_util.h"
 #include "tests/fuzz/tok_round_trip.h"
 

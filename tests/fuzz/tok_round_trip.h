@@ -5,7 +5,7 @@
 #ifndef COD_FUZZ_TOK_ROUND_TRIP_H
 #define COD_FUZZ_TOK_ROUND_TRIP_H
 
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 
 /* decode(encode(text)) into *back (caller frees with tok_text_free). */
 void tok_round_trip(const struct tokenizer *t, const unsigned char *text, size_t n, unsigned flags,

@@ -7,7 +7,7 @@
 #                       and the depth study: studies/depth/local.sh gpu), the shared libraries
 #                       they need that are not glibc's (OpenBLAS, jansson,
 #                       PCRE2, libgomp, libgfortran, libmicrohttpd, SQLite,
-#                       libcurl, ...), a slice of the default corpus as bytes
+#                       libcurl, the tokenizers' ...), a slice of the default corpus as bytes
 #                       (data/gpu-bytes: the first 4M training tokens, all
 #                       the held-out ones), the whole of it (data/default-bytes,
 #                       the depth study's data), and the CPU run of the
@@ -130,26 +130,27 @@ else
         while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 fi
 
+# ICU's data library, emptied: the tokenizers' one use of ICU is NFC (a
+# tokenizer.json that asks for it), whose tables libicuuc holds itself;
+# the rest of its 31 MB (7.5 MB compressed), locales and converters,
+# nothing of cod reads. An ICU package of no items, under the symbol
+# and soname libicuuc links against (icupkg and genccode: icu-devtools,
+# which libicu-dev brings).
+for icu in "$stage"/lib/libicudata.so.*; do
+    [ -e "$icu" ] || continue
+    v=${icu##*.so.}
+    t=$work/icu-empty
+    rm -rf "$t" && mkdir -p "$t"
+    : > "$t/none.txt"
+    (cd "$t" && icupkg -a none.txt new "icudt${v}l.dat" && genccode -e "icudt$v" -a gcc -d . "icudt${v}l.dat" >/dev/null &&
+        cc -shared -nostdlib -Wl,-soname,"libicudata.so.$v" -o "libicudata.so.$v" "icudt${v}l_dat.S") ||
+        { echo "bundle: cannot make an empty libicudata.so.$v (icupkg, genccode)" >&2; exit 1; }
+    cp "$t/libicudata.so.$v" "$icu"
+done
+
 if [ "$kind" = checks ]; then
     cp -r var/data/gpu-bytes var/data/default-bytes "$stage/data/"
 else
-    # ICU's data library, emptied: cod-prep's one use of ICU is NFC (a
-    # tokenizer.json that asks for it), whose tables libicuuc holds itself;
-    # the rest of its 31 MB (7.5 MB compressed), locales and converters,
-    # nothing of cod reads. An ICU package of no items, under the symbol
-    # and soname libicuuc links against (icupkg and genccode: icu-devtools,
-    # which libicu-dev brings).
-    for icu in "$stage"/lib/libicudata.so.*; do
-        [ -e "$icu" ] || continue
-        v=${icu##*.so.}
-        t=$work/icu-empty
-        rm -rf "$t" && mkdir -p "$t"
-        : > "$t/none.txt"
-        (cd "$t" && icupkg -a none.txt new "icudt${v}l.dat" && genccode -e "icudt$v" -a gcc -d . "icudt${v}l.dat" >/dev/null &&
-            cc -shared -nostdlib -Wl,-soname,"libicudata.so.$v" -o "libicudata.so.$v" "icudt${v}l_dat.S") ||
-            { echo "bundle: cannot make an empty libicudata.so.$v (icupkg, genccode)" >&2; exit 1; }
-        cp "$t/libicudata.so.$v" "$icu"
-    done
     mkdir -p "$stage/data/width"
     cp "$width_data"/{train.jsonl.xz,val.jsonl.xz,sp.model,corpus.txt} "$stage/data/width/"
     # the carried cod-prep starts with the carried libraries and reads the

@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "common/shard.h"
-#include "prep/jsonl.h"
+#include "text/jsonl.h"
 #include "prep/prep_run.h"
-#include "prep/sha256.h"
+#include "text/sha256.h"
 #include "prep/shard_sink.h"
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 #include "tests/check.h"
 
 static char root[] = "/tmp/cod-test-prep-XXXXXX";

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "common/fileio.h"
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 #include "tests/check.h"
 
 struct ref_case {

@@ -1,9 +1,9 @@
-#include "prep/pretok.h"
+#include "text/pretok.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "prep/utf8.h"
+#include "text/utf8.h"
 
 pcre2_code *pretok_compile(const char *pattern, char *msg, size_t msglen)
 {

@@ -2,7 +2,7 @@
  * It needs no file and suits the smallest CPU runs and tests. */
 #include <stdio.h>
 
-#include "prep/tokenizer_impl.h"
+#include "text/tokenizer_impl.h"
 
 #define BYTES_DOC 256
 

@@ -1,8 +1,8 @@
 /* SHA-256 digests from OpenSSL's libcrypto. cod-prep uses them to check
  * that a tokenizer file is the pinned one, to record what text a set of
  * shards was made from, and to know a document again (prep/doc_key.h). */
-#ifndef COD_PREP_SHA256_H
-#define COD_PREP_SHA256_H
+#ifndef COD_TEXT_SHA256_H
+#define COD_TEXT_SHA256_H
 
 #include <stddef.h>
 

@@ -3,8 +3,8 @@
  * dotted path such as "meta.body" for a nested field). A line that gives
  * no text says why, as one of the kinds below, which cod-prep counts and
  * reports with the file and line. */
-#ifndef COD_PREP_JSONL_H
-#define COD_PREP_JSONL_H
+#ifndef COD_TEXT_JSONL_H
+#define COD_TEXT_JSONL_H
 
 #include <stddef.h>
 

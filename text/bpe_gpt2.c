@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "common/path.h"
-#include "prep/bpe.h"
-#include "prep/pretok.h"
-#include "prep/strmap.h"
-#include "prep/tokenizer_impl.h"
+#include "text/bpe.h"
+#include "text/pretok.h"
+#include "text/strmap.h"
+#include "text/tokenizer_impl.h"
 
 #define GPT2_FILE "r50k_base.tiktoken"
 #define GPT2_SHA256 "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"

@@ -1,8 +1,8 @@
 /* A fixed-capacity hash map from byte strings to uint32 values. Tokenizers
  * use it for "which token are these bytes?", the one lookup that every
  * encode and every vocabulary load does, so it must not allocate per call. */
-#ifndef COD_PREP_STRMAP_H
-#define COD_PREP_STRMAP_H
+#ifndef COD_TEXT_STRMAP_H
+#define COD_TEXT_STRMAP_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * mostly the same few thousand words over and over, so remembering them
  * skips the merge loop for nearly every piece. Bounded: when full it is
  * simply emptied, which costs a few re-merges and no bookkeeping. */
-#ifndef COD_PREP_PIECE_CACHE_H
-#define COD_PREP_PIECE_CACHE_H
+#ifndef COD_TEXT_PIECE_CACHE_H
+#define COD_TEXT_PIECE_CACHE_H
 
 #include <stddef.h>
 #include <stdint.h>

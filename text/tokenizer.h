@@ -1,15 +1,16 @@
-/* The tokenizer interface that cod-prep, the tests and the benchmark use.
+/* The tokenizer interface that cod-prep, the trainer's programs (evaluation
+ * tasks, instruction data), the tests and the benchmark use.
  *
  * Four tokenizers sit behind it, one file each:
- *   gpt2   byte-level BPE from r50k_base.tiktoken (prep/bpe_gpt2.c), vocab 50257
- *   llama  LLaMA-1/2 SentencePiece BPE with byte fallback (prep/tokenizer_llama.c), vocab 32000
- *   bytes  one token per byte (prep/tokenizer_bytes.c), vocab 257
+ *   gpt2   byte-level BPE from r50k_base.tiktoken (text/bpe_gpt2.c), vocab 50257
+ *   llama  LLaMA-1/2 SentencePiece BPE with byte fallback (text/tokenizer_llama.c), vocab 32000
+ *   bytes  one token per byte (text/tokenizer_bytes.c), vocab 257
  *   hf     a pretrained model's own, from its Hugging Face tokenizer.json
- *          (prep/tokenizer_hf.c): byte-level BPE (GPT-2, Llama 3, Qwen2) or
+ *          (text/tokenizer_hf.c): byte-level BPE (GPT-2, Llama 3, Qwen2) or
  *          SentencePiece-style BPE (Llama 2, Mistral); the vocabulary and doc
  *          token are the file's
  *   sentencepiece  any SentencePiece .model file, through libsentencepiece
- *          (prep/tokenizer_sentencepiece.c): T5's spiece.model, LLaMA's tokenizer.model
+ *          (text/tokenizer_sentencepiece.c): T5's spiece.model, LLaMA's tokenizer.model
  *
  * A tokenizer is read-only once open and is shared by every thread; each
  * thread encodes through its own tok_session (scratch memory and a cache).
@@ -23,8 +24,8 @@
  * bytes, and a SentencePiece model's <s> where it has one (LLaMA's); or
  * after it (TOK_DOC_END): a SentencePiece model without <s> has its </s>
  * appended to each document, as T5 was trained (</s> 1, pad 0). */
-#ifndef COD_PREP_TOKENIZER_H
-#define COD_PREP_TOKENIZER_H
+#ifndef COD_TEXT_TOKENIZER_H
+#define COD_TEXT_TOKENIZER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,12 +2,12 @@
  * has no C API, and a SentencePiece model is the library's to run (its
  * normaliser, unigram lattice and BPE are what T5 and LLaMA were trained
  * with; a copy of our own could only drift from them), so
- * prep/sentencepiece.cc is the one C++ file outside kernels/cuda/: it only
+ * text/sentencepiece.cc is the one C++ file outside kernels/cuda/: it only
  * forwards these calls and turns the library's statuses and exceptions
- * into errors. prep/tokenizer_sentencepiece.c makes a tokenizer of it.
+ * into errors. text/tokenizer_sentencepiece.c makes a tokenizer of it.
  * Encoding is thread-safe: every thread may call spm_encode on one model. */
-#ifndef COD_PREP_SENTENCEPIECE_H
-#define COD_PREP_SENTENCEPIECE_H
+#ifndef COD_TEXT_SENTENCEPIECE_H
+#define COD_TEXT_SENTENCEPIECE_H
 
 #include <stddef.h>
 #include <stdint.h>

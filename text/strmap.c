@@ -1,4 +1,4 @@
-#include "prep/strmap.h"
+#include "text/strmap.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-// libsentencepiece's calls behind prep/sentencepiece.h, which says why this is C++.
-#include "prep/sentencepiece.h"
+// libsentencepiece's calls behind text/sentencepiece.h, which says why this is C++.
+#include "text/sentencepiece.h"
 
 #include <sentencepiece_processor.h>
 

@@ -1,10 +1,10 @@
-/* What each tokenizer module fills in; private to prep/tokenizer*.c and
- * prep/bpe_gpt2.c. tokenizer.c dispatches through these pointers so that
+/* What each tokenizer module fills in; private to text/tokenizer*.c and
+ * text/bpe_gpt2.c. tokenizer.c dispatches through these pointers so that
  * adding a tokenizer touches one new file and one line of the name table. */
-#ifndef COD_PREP_TOKENIZER_IMPL_H
-#define COD_PREP_TOKENIZER_IMPL_H
+#ifndef COD_TEXT_TOKENIZER_IMPL_H
+#define COD_TEXT_TOKENIZER_IMPL_H
 
-#include "prep/tokenizer.h"
+#include "text/tokenizer.h"
 
 struct tokenizer {
     const char *name;

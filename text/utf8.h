@@ -1,7 +1,7 @@
 /* UTF-8 validation, one sequence at a time: the tokenizers encode invalid
  * bytes apart so that every text round-trips. */
-#ifndef COD_PREP_UTF8_H
-#define COD_PREP_UTF8_H
+#ifndef COD_TEXT_UTF8_H
+#define COD_TEXT_UTF8_H
 
 #include <stddef.h>
 

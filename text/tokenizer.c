@@ -1,7 +1,7 @@
 /* Dispatch by tokenizer name, the growable id and byte buffers, and the
  * document cut rule that lets cod-prep encode one long document on several
  * threads. */
-#include "prep/tokenizer_impl.h"
+#include "text/tokenizer_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 
 #include "common/fileio.h"
 #include "common/path.h"
-#include "prep/sha256.h"
+#include "text/sha256.h"
 
 int tok_ids_reserve(struct tok_ids *a, size_t extra)
 {

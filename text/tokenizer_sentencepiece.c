@@ -1,5 +1,5 @@
 /* The sentencepiece tokenizer: a SentencePiece .model file run by
- * libsentencepiece (prep/sentencepiece.h). The document boundary is the
+ * libsentencepiece (text/sentencepiece.h). The document boundary is the
  * model's own: its <s> before each document where it has one (LLaMA's
  * tokenizer.model: <s> 1), else its </s> after each (T5's spiece.model:
  * </s> 1, and pad 0); a model with neither is refused. A document is
@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "common/fileio.h"
-#include "prep/sentencepiece.h"
-#include "prep/sha256.h"
-#include "prep/tokenizer_impl.h"
+#include "text/sentencepiece.h"
+#include "text/sha256.h"
+#include "text/tokenizer_impl.h"
 
 static int spm_tok_encode(const void *impl, void *session, const unsigned char *text, size_t len, unsigned flags,
                           struct tok_ids *out, char *err, size_t errlen)

@@ -1,4 +1,4 @@
-#include "prep/piece_cache.h"
+#include "text/piece_cache.h"
 
 #include <stdlib.h>
 #include <string.h>

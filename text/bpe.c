@@ -1,4 +1,4 @@
-#include "prep/bpe.h"
+#include "text/bpe.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,14 +6,14 @@
  * the leftmost one on ties, until no pair in the table is left. GPT-2's
  * tiktoken ranks become this table by splitting every token at every byte;
  * LLaMA's merge list is this table already. */
-#ifndef COD_PREP_BPE_H
-#define COD_PREP_BPE_H
+#ifndef COD_TEXT_BPE_H
+#define COD_TEXT_BPE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prep/piece_cache.h"
-#include "prep/tokenizer.h"
+#include "text/piece_cache.h"
+#include "text/tokenizer.h"
 
 #define BPE_NO_RANK UINT32_MAX
 

@@ -30,12 +30,12 @@
 #include <jansson.h>
 
 #include "common/path.h"
-#include "prep/bpe.h"
-#include "prep/nfc.h"
-#include "prep/pretok.h"
-#include "prep/strmap.h"
-#include "prep/tokenizer_impl.h"
-#include "prep/utf8.h"
+#include "text/bpe.h"
+#include "text/nfc.h"
+#include "text/pretok.h"
+#include "text/strmap.h"
+#include "text/tokenizer_impl.h"
+#include "text/utf8.h"
 
 #define SPACE_UTF8 "\xe2\x96\x81" /* ▁ */
 #define GPT2_REGEX "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"

@@ -5,7 +5,7 @@
  * is checked. jansson builds every value of the line, about three times
  * slower, and under a memory limit (ulimit -v) it crashed in its parser
  * where an allocation failed. */
-#include "prep/jsonl.h"
+#include "text/jsonl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* SHA-256 through libcrypto: see sha256.h. */
-#include "prep/sha256.h"
+#include "text/sha256.h"
 
 #include <openssl/evp.h>
 

@@ -6,8 +6,8 @@
  * each input by it) and how much of the stored file has been read (the
  * progress bar's measure). Memory is a fixed few hundred KiB (an xz
  * stream's dictionary aside), whatever the file's size. */
-#ifndef COD_PREP_DECOMPRESS_H
-#define COD_PREP_DECOMPRESS_H
+#ifndef COD_TEXT_DECOMPRESS_H
+#define COD_TEXT_DECOMPRESS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * tokenizer.json's Split). The bytes between matches (invalid UTF-8, which
  * the regex cannot match) form pieces of their own, so that they still
  * round-trip; an empty match gives its next character as a piece. */
-#ifndef COD_PREP_PRETOK_H
-#define COD_PREP_PRETOK_H
+#ifndef COD_TEXT_PRETOK_H
+#define COD_TEXT_PRETOK_H
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

@@ -1,5 +1,5 @@
 /* Streams of stored files through zlib, libzstd and liblzma: see decompress.h. */
-#include "prep/decompress.h"
+#include "text/decompress.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <zstd.h>
 
 #include "common/path.h"
-#include "prep/sha256.h"
+#include "text/sha256.h"
 
 enum { IN_CAP = 1 << 18 };
 

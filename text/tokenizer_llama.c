@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include "common/path.h"
-#include "prep/bpe.h"
-#include "prep/strmap.h"
-#include "prep/tokenizer_impl.h"
-#include "prep/utf8.h"
+#include "text/bpe.h"
+#include "text/strmap.h"
+#include "text/tokenizer_impl.h"
+#include "text/utf8.h"
 
 #define LLAMA_VOCAB_FILE "llama-vocab.txt"
 #define LLAMA_MERGES_FILE "llama-merges.bin"
