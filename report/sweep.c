@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "report/text.h"
+#include "spec/variant.h"
 
 int rp_out_open(struct out *o)
 {
@@ -56,25 +57,20 @@ static void value_text(char *buf, size_t n, const json_t *v)
     }
 }
 
-/* The paper's names for the norm presets. */
+/* The paper's names for the norm presets (spec/variant.c's table). */
 void rp_variant_label(const struct ctx *c, int v, char *buf, size_t n)
 {
-    static const char *const names[][2] = {
-        {"pre", "Pre-LN"}, {"lns", "LNS"}, {"post", "Post-LN"}, {"mixln", "Mix-LN"},
-        {"deepnorm", "DeepNorm"}, {"sandwich", "Sandwich-LN"}, {"scaled_init", "Scaled Init"},
-        {"lns_scaled_init", "LNS + Scaled Init"}, {"layerscale", "LayerScale"},
-        {"skipinit", "SkipInit"}, {"depth_scaled_init", "Depth-Scaled Init"}};
     const json_t *val = json_array_get(c->variants, (size_t)v);
     if (!c->vkey) {
         snprintf(buf, n, "all");
         return;
     }
-    if (!strcmp(c->vkey, "norm") && json_is_string(val))
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (!strcmp(json_string_value(val), names[i][0])) {
-                snprintf(buf, n, "%s", names[i][1]);
-                return;
-            }
+    const char *label = !strcmp(c->vkey, "norm") && json_is_string(val)
+                            ? variant_preset_label(json_string_value(val)) : NULL;
+    if (label) {
+        snprintf(buf, n, "%s", label);
+        return;
+    }
     char t[LABEL];
     value_text(t, sizeof t, val);
     if (!strcmp(c->vkey, "norm"))

@@ -153,29 +153,6 @@ static int parse_model(json_t *v, struct model_shape *m, struct spec_error *err)
     return 0;
 }
 
-static int same_variant(const struct norm_variant *a, const struct norm_variant *b)
-{
-    return a->placement == b->placement && a->mix_post_layers == b->mix_post_layers &&
-           a->ln_scale == b->ln_scale && a->lns_position == b->lns_position &&
-           a->lns_sublayers == b->lns_sublayers && a->residual == b->residual &&
-           a->residual_alpha == b->residual_alpha && a->branch_init == b->branch_init &&
-           a->init == b->init && a->init_std == b->init_std;
-}
-
-
-static void set_enum(struct norm_variant *v, int field, int x)
-{
-    switch (field) {
-    case 0: v->placement = (enum placement)x; break;
-    case 1: v->ln_scale = (enum ln_scale)x; break;
-    case 2: v->lns_position = (enum lns_position)x; break;
-    case 3: v->lns_sublayers = (enum lns_sublayers)x; break;
-    case 4: v->residual = (enum residual)x; break;
-    case 5: v->init = (enum init_kind)x; break;
-    default: v->gains = (enum gains)x; break;
-    }
-}
-
 static int parse_norm(json_t *v, struct norm_variant *n, struct spec_error *err)
 {
     if (!v) {
@@ -190,10 +167,10 @@ static int parse_norm(json_t *v, struct norm_variant *n, struct spec_error *err)
     }
     if (!json_is_object(v))
         return spec_fail(err, "norm", "must be a preset name or an object of settings");
-    static const char *const keys[] = {"base", "placement", "mix_post_layers", "ln_scale",
-                                       "lns_position", "lns_sublayers", "residual",
-                                       "residual_alpha", "branch_init", "init", "init_std",
-                                       "gains", NULL};
+    const char *keys[32] = {"base"};
+    size_t n_settings = variant_setting_count();
+    for (size_t i = 0; i < n_settings && i + 2 < sizeof keys / sizeof keys[0]; i++)
+        keys[i + 1] = variant_setting_at(i)->name;
     if (field_check_keys(v, "norm", keys, err))
         return -1;
     char base[32] = "pre";
@@ -206,49 +183,41 @@ static int parse_norm(json_t *v, struct norm_variant *n, struct spec_error *err)
         return spec_fail(err, "norm.base", "unknown norm variant \"%s\" (presets: %s, custom)", base,
                     variant_preset_names());
     struct norm_variant start = *n;
-    for (int i = 0; i < VARIANT_N_ENUMS; i++) {
-        json_t *e = json_object_get(v, variant_enum_field(i));
+    for (size_t i = 0; i < n_settings; i++) {
+        const struct variant_setting *set = variant_setting_at(i);
+        json_t *e = json_object_get(v, set->name);
         if (!e)
             continue;
         char field[64];
-        field_join(field, sizeof(field), "norm", variant_enum_field(i));
-        if (!json_is_string(e))
-            return spec_fail(err, field, "must be a string (one of: %s)",
-                        variant_enum_choices(variant_enum_field(i)));
-        int x = variant_enum(variant_enum_field(i), json_string_value(e));
-        if (x < 0)
-            return spec_fail(err, field, "unknown value \"%s\" (choices: %s)", json_string_value(e),
-                        variant_enum_choices(variant_enum_field(i)));
-        set_enum(n, i, x);
+        field_join(field, sizeof(field), "norm", set->name);
+        if (set->kind == SETTING_ENUM) {
+            if (!json_is_string(e))
+                return spec_fail(err, field, "must be a string (one of: %s)", variant_enum_choices(set->name));
+            int x = variant_enum(set->name, json_string_value(e));
+            if (x < 0)
+                return spec_fail(err, field, "unknown value \"%s\" (choices: %s)", json_string_value(e),
+                            variant_enum_choices(set->name));
+            variant_set_int(n, set, x);
+        } else if (set->kind == SETTING_INT) {
+            int x = variant_get_int(n, set);
+            if (field_int(v, "norm", set->name, set->min, &x, err) < 0)
+                return -1;
+            variant_set_int(n, set, x);
+        } else {
+            double x = variant_get_real(n, set);
+            if (field_real(v, "norm", set->name, &x, err) < 0)
+                return -1;
+            if (set->positive && !(x > 0))
+                return spec_fail(err, field, "must be positive (got %g)", x);
+            variant_set_real(n, set, x);
+        }
     }
-    if (field_int(v, "norm", "mix_post_layers", -1, &n->mix_post_layers, err) < 0 ||
-        field_real(v, "norm", "residual_alpha", &n->residual_alpha, err) < 0 ||
-        field_real(v, "norm", "branch_init", &n->branch_init, err) < 0 ||
-        field_real(v, "norm", "init_std", &n->init_std, err) < 0)
-        return -1;
-    if (n->residual_alpha <= 0)
-        return spec_fail(err, "norm.residual_alpha", "must be positive (got %g)", n->residual_alpha);
-    if (n->init_std <= 0)
-        return spec_fail(err, "norm.init_std", "must be positive (got %g)", n->init_std);
     /* Settings that restate a preset take its name, so that spec_to_json's
      * explicit form parses back to the same spec and an object spelling of
      * "lns" is filed under lns. */
-    if (!custom_base && same_variant(n, &start))
+    if (!custom_base && variant_same(n, &start))
         return 0;
-    snprintf(n->name, sizeof(n->name), "custom");
-    const char *names = variant_preset_names();
-    while (*names) {
-        size_t len = strcspn(names, ", ");
-        char name[32];
-        struct norm_variant p;
-        snprintf(name, sizeof(name), "%.*s", (int)len, names);
-        if (variant_preset(name, &p) == 0 && same_variant(n, &p)) {
-            snprintf(n->name, sizeof(n->name), "%s", name);
-            break;
-        }
-        names += len;
-        names += strspn(names, ", ");
-    }
+    variant_name_it(n);
     return 0;
 }
 

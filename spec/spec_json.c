@@ -45,17 +45,20 @@ json_t *spec_to_json(const struct job_spec *s)
     bad |= put(model, "embed_std", json_real(s->model.embed_std));
 
     const struct norm_variant *n = &s->norm;
-    int values[VARIANT_N_ENUMS] = {n->placement, n->ln_scale, n->lns_position, n->lns_sublayers,
-                                   n->residual, n->init, n->gains};
     bad |= put(norm, "base", json_string(n->name));
-    for (int i = 0; i < VARIANT_N_ENUMS; i++) {
-        const char *name = variant_enum_name(variant_enum_field(i), values[i]);
-        bad |= !name || put(norm, variant_enum_field(i), json_string(name));
+    for (size_t i = 0; i < variant_setting_count(); i++) {
+        const struct variant_setting *set = variant_setting_at(i);
+        json_t *value;
+        if (set->kind == SETTING_ENUM) {
+            const char *name = variant_enum_name(set->name, variant_get_int(n, set));
+            value = name ? json_string(name) : NULL;
+        } else if (set->kind == SETTING_INT) {
+            value = json_integer(variant_get_int(n, set));
+        } else {
+            value = json_real(variant_get_real(n, set));
+        }
+        bad |= !value || put(norm, set->name, value);
     }
-    bad |= put(norm, "mix_post_layers", json_integer(n->mix_post_layers));
-    bad |= put(norm, "residual_alpha", json_real(n->residual_alpha));
-    bad |= put(norm, "branch_init", json_real(n->branch_init));
-    bad |= put(norm, "init_std", json_real(n->init_std));
 
     bad |= put(data, "train", json_string(s->train_glob));
     bad |= put(data, "val", json_string(s->val_glob));

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.." && . tests/lib.sh
 # part: the parts it may include besides itself (build/ is generated code)
 declare -A may=(
     [common]="" [spec]="common" [kernels]="" [trainer]="kernels spec common" [text]="common"
-    [prep]="text common" [schema]="common" [report]="" [api]="schema spec report common"
+    [prep]="text common" [schema]="common" [report]="spec" [api]="schema spec report common"
     [daemon]="api schema common" [worker]="trainer kernels spec text common" [clients]="common"
 )
 bad=()
