@@ -74,7 +74,12 @@ settings() { # example, name under SYSCONFDIR/cod
 settings deploy/cod-server.example.conf server.conf
 settings deploy/cod-worker.example.env worker.env
 
+# The front page and the reference beside it, as in the tree, so that the
+# README's links and the units' Documentation= (docs/cluster.md) resolve.
 install -D -m 0644 README.md "$DESTDIR$DOCDIR/README.md"
+for f in docs/*.md; do
+    install -D -m 0644 "$f" "$DESTDIR$DOCDIR/$f"
+done
 
 case "$UNITDIR" in
     /usr/lib/systemd/system | /lib/systemd/system | /usr/local/lib/systemd/system | /etc/systemd/system) ;;

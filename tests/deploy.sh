@@ -47,12 +47,16 @@ tree_ok() { # staging root, prefix: prints what is wrong, fails if anything is
     for p in etc/cod/server.conf etc/cod/worker.env; do
         [ "$(stat -c %a "$root/$p" 2>/dev/null)" = 600 ] || bad+=("/$p missing or not mode 600")
     done
-    for p in lib/sysusers.d/cod.conf share/doc/cod/README.md share/doc/cod/examples/server.conf \
-        share/doc/cod/examples/worker.env; do
+    for p in lib/sysusers.d/cod.conf share/doc/cod/README.md share/doc/cod/docs/cluster.md \
+        share/doc/cod/examples/server.conf share/doc/cod/examples/worker.env; do
         [ -f "$root$prefix/$p" ] || bad+=("no $prefix/$p")
     done
-    grep -q '^## Running a cluster' "$root$prefix/share/doc/cod/README.md" 2>/dev/null ||
-        bad+=("the installed README has no cluster section")
+    grep -q '^# Running a cluster' "$root$prefix/share/doc/cod/docs/cluster.md" 2>/dev/null ||
+        bad+=("the installed docs/cluster.md is not the cluster page")
+    for u in cod-server.service cod-worker@.service cod-worker-cpu.service; do
+        grep -qx "Documentation=file:$prefix/share/doc/cod/docs/cluster.md" \
+            "$root$prefix/lib/systemd/system/$u" || bad+=("$u: Documentation= is not the installed cluster page")
+    done
     [ ${#bad[@]} -eq 0 ] || { printf '  %s\n' "${bad[@]}"; return 1; }
 }
 check "PREFIX=/usr: programs, units naming /usr/bin, settings 0600, sysusers, docs" tree_ok "$t/usr" /usr
@@ -76,7 +80,7 @@ fi
 
 # Every program or nothing: a tree without cod-prep is refused before any copy.
 mkdir -p "$t/src/bin"
-cp -r scripts deploy README.md "$t/src/"
+cp -r scripts deploy docs README.md "$t/src/"
 for p in "${programs[@]}"; do [ "$p" = cod-prep ] || ln -s "$PWD/bin/$p" "$t/src/bin/$p"; done
 rc=0
 PREFIX=/usr DESTDIR="$t/partial" "$t/src/scripts/install.sh" >"$t/partial.log" 2>&1 || rc=$?

@@ -36,7 +36,7 @@
  * The backward's dQ is a product of its own (the "dP workspace" form, which
  * cuDNN's frontend builds when asked for a deterministic backward): its
  * other form accumulates dQ across blocks with atomic adds, and a run
- * would no longer repeat bit for bit (README, "Repeatable runs").
+ * would no longer repeat bit for bit (docs/gpu.md, "Repeatable runs").
  * Each graph is built once per shape and device and kept (engine found by
  * cuDNN's heuristics, execution plan finalised); a shape cuDNN refuses is
  * kept as refused, with why. The plans' workspace is cod's scratch memory

@@ -7,7 +7,7 @@
  * flash-attention kernels (attention_mma.cu), with a CUDA-core fallback
  * (attention.cu) for head sizes they do not take.
  * Reductions have a fixed order, so a run repeats bit for bit on a given
- * GPU and build (see README, "Repeatable runs"). */
+ * GPU and build (see docs/gpu.md, "Repeatable runs"). */
 #ifndef COD_OPS_CUDA_H
 #define COD_OPS_CUDA_H
 
@@ -29,7 +29,7 @@ extern const struct ops ops_cuda;
  * ones apply (for checking one against the other); 0: the default. */
 void ops_cuda_fallback_attention(int on);
 
-/* Which attention runs (README, "The GPU backend"): as COD_ATTENTION says
+/* Which attention runs (docs/gpu.md, "The GPU backend"): as COD_ATTENTION says
  * (ENV, the default: cuDNN's fused attention where it takes the call, else
  * cod's own kernels), cod's own kernels, or cuDNN's, a call it cannot run
  * then being an error; for the tests. */

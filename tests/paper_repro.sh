@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# README.md's "Reproducing the paper", run here up to its GPU step, so that
-# the section cannot rot unseen. Its sh blocks are taken from the README as
+# docs/paper.md, "Reproducing the paper", run here up to its GPU step, so
+# that the page cannot rot unseen. Its sh blocks are taken from the page as
 # they stand and run in order in this shell, with only what this machine
 # lacks swapped (each swap must find its text, or the test fails naming it):
 #  - C4 and T5's spiece.model: a C4-shaped slice of the default corpus (two
@@ -11,14 +11,14 @@
 #  - /srv/cod: a temporary folder; the server on a free port;
 #  - the 8 GPU workers: one CPU worker;
 #  - the 130M-350M sweep's sizes: two toy shapes on the CPU, 3 updates of
-#    16 sequences (the rest of the paper's recipe as the README gives it).
+#    16 sequences (the rest of the paper's recipe as the page gives it).
 # The 1B gang sweep is submitted as written: the server must queue it with
 # the paper's 1B recipe as a gang of 8; no GPU here, so it is cancelled
-# before its report. Last, the README's sweeps as written (paths aside)
+# before its report. Last, the page's sweeps as written (paths aside)
 # must queue every size with that size's recipe.
 cd "$(dirname "$0")/.." && . tests/lib.sh
 repo=$PWD
-t=$(mktemp -d /tmp/cod-readme-repro.XXXXXX)
+t=$(mktemp -d /tmp/cod-paper-repro.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$t"' EXIT
 need_corpus
@@ -26,18 +26,17 @@ for tool in spm_train node; do
     command -v $tool >/dev/null || { echo "FAIL $tool is missing (scripts/deps.sh test installs it)"; exit 1; }
 done
 
-# The section's sh blocks, one file each
-awk -v dir="$t" '/^## / { in_sec = ($0 == "## Reproducing the paper") }
-    in_sec && /^```sh$/ { n++; out = dir "/block" n ".sh"; next }
-    in_sec && /^```$/ { out = ""; next }
-    out != "" { print > out }' README.md
+# The page's sh blocks, one file each
+awk -v dir="$t" '/^```sh$/ { n++; out = dir "/block" n ".sh"; next }
+    /^```$/ { out = ""; next }
+    out != "" { print > out }' docs/paper.md
 blocks=$(ls "$t"/block*.sh 2>/dev/null | wc -l)
-check "README.md's \"Reproducing the paper\" has its 4 command blocks" test "$blocks" = 4
+check "docs/paper.md has its 4 command blocks" test "$blocks" = 4
 [ "$blocks" = 4 ] || exit 1
 swap() { # block old new: the old text must be there
     local f="$t/block$1.sh" s
     s=$(<"$f")
-    [[ "$s" == *"$2"* ]] || { echo "FAIL README block $1 no longer holds: $2"; exit 1; }
+    [[ "$s" == *"$2"* ]] || { echo "FAIL docs/paper.md's block $1 no longer holds: $2"; exit 1; }
     printf '%s\n' "${s//"$2"/"$3"}" >"$f"
 }
 
@@ -92,9 +91,9 @@ done
 exec 3>&1
 run_block() {
     blk=$1
-    trap 'echo "FAIL README block $blk: \`$BASH_COMMAND\` exited $?" >&3' ERR
+    trap 'echo "FAIL docs/paper.md block $blk: \`$BASH_COMMAND\` exited $?" >&3' ERR
     set -eE -o pipefail
-    # shellcheck disable=SC1090 # the README's block
+    # shellcheck disable=SC1090 # the page's block
     . "$t/block$1.sh"
     set +eE +o pipefail
     trap - ERR
@@ -152,13 +151,13 @@ check "the reports: report.html with Table 1; the 1B gangs' 5 cells cancelled" \
     bash -c "grep -q 'Table 1' '$t/table1-130m-350m/report.html' && grep -q 'Table 1' '$t/table1-1b/report.html' &&
              [ \$(grep -c cancelled '$t/table1-1b/cells.csv') = 5 ]"
 
-# the README's sweeps as written (paths aside) are sweeps 3 and 4: every
+# the page's sweeps as written (paths aside) are sweeps 3 and 4: every
 # size with its own recipe; then cancelled
 run_block 3-as-written >"$t/as-written.log"
 cells 3 >"$t/cells3"
-check "the README's 130M-350M sweep as written: 5 variants of each size, each with its recipe" \
+check "docs/paper.md's 130M-350M sweep as written: 5 variants of each size, each with its recipe" \
     test "$(sed 's/.* | //' "$t/cells3" | sort | uniq -c | sed 's/^ *//' | paste -sd';')" = \
     "5 llama-130m 0.001 20000 2000 cuda 1 64;5 llama-250m 0.001 40000 4000 cuda 1 64;5 llama-350m 0.0005 60000 6000 cuda 1 64"
-check "the README's 130M-350M sweep as written: the paper's recipe in every cell" \
+check "docs/paper.md's 130M-350M sweep as written: the paper's recipe in every cell" \
     test "$(sed 's/ | .*//' "$t/cells3" | sort -u)" = "$paper_recipe"
 for s in 3 4; do for i in $(ids $s); do cod cancel "$i" >/dev/null; done; done
