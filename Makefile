@@ -35,9 +35,13 @@ LIB_LIBS = $(BLAS) -ljansson -lcrypto -lm -fopenmp -lpthread
 # into cod-prep, its tests and the tokenizer benchmarks only, so that the
 # trainer's programs load none of its libraries. prep/sentencepiece.cc is
 # C++ because libsentencepiece has no C interface (prep/sentencepiece.h).
-PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c))
+PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c)) $(PARQUET_SRC)
 PREP_CXX  = $(wildcard prep/*.cc)
-PREP_LIBS = -ljansson -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++ -lm -fopenmp -lpthread
+PREP_LIBS = -ljansson -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsnappy -lsentencepiece -licuuc -lstdc++ -lm -fopenmp -lpthread
+# The Parquet reader (parquet/parquet.h): its pages are compressed with
+# snappy, zlib or zstd, its rows are jansson objects.
+PARQUET_SRC  = $(wildcard parquet/*.c)
+PARQUET_LIBS = -ljansson -lsnappy -lz -lzstd -lm
 CXXFLAGS_BASE = -std=c++17 -D_GNU_SOURCE $(WARN) -I. -MMD -MP
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
@@ -205,12 +209,28 @@ build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
 
+# The Parquet tests: the reader's unit test with the tests' own writer
+# (tests/parquet/writer.h), and the tools the shell tests and the
+# benchmark drive it with.
+PARQUET_TOOLS = build/tests/parquet_dump build/tests/parquet_write
+build/tests/test_parquet: build/san/tests/unit/test_parquet.o build/san/tests/parquet/writer.o \
+		$(call obj,san,$(PARQUET_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(PARQUET_LIBS)
+build/tests/parquet_dump: build/san/tests/parquet/dump.o $(call obj,san,$(PARQUET_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(PARQUET_LIBS)
+build/tests/parquet_write: build/rel/tests/parquet/write_tool.o build/rel/tests/parquet/writer.o
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) -o $@ $^ $(PARQUET_LIBS)
+
 # The tokenizer and cod-prep tests, and the benchmarks of both, link prep/.
 PREP_TESTS = build/tests/test_prep build/tests/test_tokenizer
 $(PREP_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_PREP) $(call obj,san,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(PREP_LIBS)
 PREP_BENCHES = build/bench/bench_tokenize build/bench/bench_prep
+build/bench/bench_prep: build/rel/tests/parquet/writer.o
 $(PREP_BENCHES): build/bench/%: build/rel/bench/%.o $(REL_PREP)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(PREP_LIBS)
@@ -320,7 +340,7 @@ SUBMAKE  = $(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 deps:
 	scripts/deps.sh
 
-build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) $(GPU_TESTS) $(EMU_BINS) $(EMU_WORKER) build/san-bin/cod-worker \
+build-tests: $(PROGRAMS) $(TESTS) $(PARQUET_TOOLS) $(CUDA_OBJ) $(GPU_TESTS) $(EMU_BINS) $(EMU_WORKER) build/san-bin/cod-worker \
              build/test-lib/faulty_vfs.so build/tsan-bin/cod-server
 
 test:
