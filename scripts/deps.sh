@@ -17,10 +17,10 @@
 # the corpus, so a second machine state reuses what it fetched).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# cod-prep reads compressed inputs with zlib, libzstd and liblzma and runs
-# SentencePiece models with libsentencepiece
+# cod-prep reads compressed inputs with zlib, libzstd and liblzma, Parquet
+# pages with libsnappy too, and runs SentencePiece models with libsentencepiece
 pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libicu-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates
-      zlib1g-dev libzstd-dev liblzma-dev libsentencepiece-dev)
+      zlib1g-dev libzstd-dev liblzma-dev libsnappy-dev libsentencepiece-dev)
 [ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev gzip zstd xz-utils sentencepiece)
 [ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils xz-utils)
 missing=()

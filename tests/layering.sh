@@ -7,7 +7,7 @@
 cd "$(dirname "$0")/.." && . tests/lib.sh
 # part: the parts it may include besides itself (build/ is generated code)
 declare -A may=(
-    [common]="" [spec]="common" [kernels]="" [trainer]="kernels spec common" [prep]="common"
+    [common]="" [parquet]="common" [spec]="common" [kernels]="" [trainer]="kernels spec common" [prep]="parquet common"
     [schema]="common" [report]="" [api]="schema spec report common" [daemon]="api schema common"
     [worker]="trainer kernels spec common" [clients]="common"
 )
@@ -27,7 +27,7 @@ check "the folders are the table's (no part left out of it)" \
 # Every global symbol the trainer, the kernels and the tokenizers define
 # (objects of sources that still exist: a build folder may hold older ones).
 objs=()
-for src in trainer/*.c kernels/*.c kernels/cpu/*.c prep/*.c kernels/cuda/*.cu; do
+for src in trainer/*.c kernels/*.c kernels/cpu/*.c prep/*.c parquet/*.c kernels/cuda/*.cu; do
     for o in "build/rel/${src%.c}.o" "build/cuda/${src%.cu}.o"; do [ -f "$o" ] && objs+=("$o"); done
 done
 syms=$(nm -g --defined-only "${objs[@]}" | awk 'NF == 3 && $3 != "main" {print $3}' | sort -u)
@@ -41,8 +41,8 @@ check "cod-worker does (the check can tell)" bash -c "ldd bin/cod-worker | grep 
 # cod-prep's readers and tokenizers stay in cod-prep: the trainer's programs
 # (and the GPU bundle that carries their libraries) link none of theirs
 # (libcurl may load libzstd for itself)
-check "cod-train and cod-worker link no library of cod-prep's (sentencepiece, zstd, lzma, PCRE2)" \
-    bash -c "! readelf -d bin/cod-train bin/cod-worker | grep NEEDED | grep -E 'sentencepiece|zstd|lzma|pcre2'"
+check "cod-train and cod-worker link no library of cod-prep's (sentencepiece, zstd, lzma, PCRE2, snappy)" \
+    bash -c "! readelf -d bin/cod-train bin/cod-worker | grep NEEDED | grep -E 'sentencepiece|zstd|lzma|pcre2|snappy'"
 check "cod-prep does (the check can tell)" bash -c "readelf -d bin/cod-prep | grep NEEDED | grep -q sentencepiece"
 
 # Calls between the files of a part go one way: each object's undefined
