@@ -1,6 +1,6 @@
 /* parquet_write: JSON lines on stdin to a Parquet file, through the tests'
  * writer (writer.h), for the shell tests and the benchmark.
- *   parquet_write [--codec none|snappy|gzip|zstd] [--codec-id N] [--v2]
+ *   parquet_write [--codec none|snappy|gzip|zstd] [--codec-id N] [--v2] [--dict]
  *                 [--page-bytes N] [--group-rows N] [--lie N] OUT NAME:TYPE...
  * TYPE is string, int64 or double; a missing key or a null is a null. */
 #include <jansson.h>
@@ -22,8 +22,8 @@ int main(int argc, char **argv)
     int i = 1;
     for (; i + 1 < argc && !strncmp(argv[i], "--", 2); i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--v2")) {
-            o.v2 = 1;
+        if (!strcmp(a, "--v2") || !strcmp(a, "--dict")) {
+            *(a[2] == 'v' ? &o.v2 : &o.dict) = 1;
             continue;
         }
         const char *v = argv[++i];

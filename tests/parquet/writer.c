@@ -77,13 +77,17 @@ static void list(struct buf *b, int type, size_t n)
 static void stop(struct buf *b) { put(b, "", 1); }
 
 struct chunk_meta {
-    int64_t offset, compressed, uncompressed, values;
+    int64_t offset, data, compressed, uncompressed, values;
+    int dict;
 };
 
 struct col {
     char *name;
     enum pqw_type type;
     struct buf levels, values, pages; /* the page being filled; the group's pages */
+    struct buf dict;                  /* the chunk's dictionary (PLAIN strings) */
+    uint32_t *dict_at, dict_n, *idx;  /* each entry's offset; the page's indices */
+    size_t n_idx;
     int64_t page_values, page_nulls;
     int64_t chunk_values, chunk_uncompressed;
     struct chunk_meta *chunks;        /* one a row group */
@@ -141,11 +145,84 @@ static int compress_page(int codec, const unsigned char *src, size_t n, struct b
     return rc == Z_STREAM_END ? 0 : -1;
 }
 
+/* The page's dictionary indices as one bit-packed run. */
+static void packed_indices(struct col *c, struct buf *out)
+{
+    int bw = 1;
+    while ((1u << bw) < c->dict_n)
+        bw++;
+    unsigned char b = (unsigned char)bw;
+    put(out, &b, 1);
+    size_t groups = (c->n_idx + 7) / 8;
+    varint(out, groups << 1 | 1);
+    size_t bytes = groups * (size_t)bw, at = out->n;
+    unsigned char zero[64] = {0};
+    for (size_t k = 0; k < bytes; k += sizeof(zero))
+        put(out, zero, bytes - k < sizeof(zero) ? bytes - k : sizeof(zero));
+    for (size_t i = 0; i < c->n_idx; i++)
+        for (int j = 0; j < bw; j++)
+            if (c->idx[i] >> j & 1) {
+                size_t bit = i * (size_t)bw + (size_t)j;
+                out->p[at + bit / 8] |= (unsigned char)(1u << (bit % 8));
+            }
+    c->values.n = 0;
+    put(&c->values, out->p, out->n);
+    c->n_idx = 0;
+}
+
+/* A string's index in the chunk's dictionary, added when new. */
+static int dict_index(struct col *c, const void *s, size_t n, uint32_t *k)
+{
+    for (uint32_t i = 0; i < c->dict_n; i++) {
+        uint32_t len;
+        memcpy(&len, c->dict.p + c->dict_at[i], 4);
+        if (len == n && memcmp(c->dict.p + c->dict_at[i] + 4, s, n) == 0) {
+            *k = i;
+            return 0;
+        }
+    }
+    uint32_t *at = realloc(c->dict_at, (c->dict_n + 1) * sizeof(*at)), len = (uint32_t)n;
+    if (!at)
+        return -1;
+    c->dict_at = at;
+    at[c->dict_n] = (uint32_t)c->dict.n;
+    if (put(&c->dict, &len, 4) != 0 || put(&c->dict, s, n) != 0)
+        return -1;
+    *k = c->dict_n++;
+    return 0;
+}
+
+static int dict_page(struct pqw *w, struct col *c, struct buf *out)
+{
+    struct buf z = {0};
+    int16_t last = 0, l2 = 0;
+    int codec = w->o.codec_id >= 0 ? 0 : w->o.codec, rc = compress_page(codec, c->dict.p, c->dict.n, &z);
+    f_i32(out, &last, 1, 2);
+    f_i32(out, &last, 2, (int64_t)c->dict.n);
+    f_i32(out, &last, 3, (int64_t)z.n);
+    field(out, &last, 7, 12);
+    f_i32(out, &l2, 1, c->dict_n);
+    f_i32(out, &l2, 2, w->o.v2 ? 0 : 2);
+    stop(out);
+    stop(out);
+    if (rc == 0)
+        rc = put(out, z.p, z.n);
+    c->chunk_uncompressed += (int64_t)c->dict.n;
+    free(z.p);
+    return rc;
+}
+
 /* Cuts the page being filled. */
 static int flush_page(struct pqw *w, struct col *c)
 {
     if (!c->page_values)
         return 0;
+    int dict = w->o.dict && c->type == PQW_STRING;
+    struct buf packed = {0};
+    if (dict)
+        packed_indices(c, &packed);
+    free(packed.p);
+    int enc = dict ? (w->o.v2 ? 8 : 2) : 0;
     struct buf lv = {0}, raw = {0}, z = {0}, head = {0};
     rle_levels(&lv, c->levels.p, c->levels.n);
     int16_t last = 0, l2 = 0;
@@ -163,7 +240,7 @@ static int flush_page(struct pqw *w, struct col *c)
         f_i32(&head, &last, 3, (int64_t)z.n);
         field(&head, &last, 5, 12);
         f_i32(&head, &l2, 1, c->page_values);
-        f_i32(&head, &l2, 2, 0);
+        f_i32(&head, &l2, 2, enc);
         f_i32(&head, &l2, 3, 3);
         f_i32(&head, &l2, 4, 3);
     } else {
@@ -178,7 +255,7 @@ static int flush_page(struct pqw *w, struct col *c)
         f_i32(&head, &l2, 1, c->page_values);
         f_i32(&head, &l2, 2, c->page_nulls);
         f_i32(&head, &l2, 3, c->page_values);
-        f_i32(&head, &l2, 4, 0);
+        f_i32(&head, &l2, 4, enc);
         f_i32(&head, &l2, 5, (int64_t)lv.n);
         f_i32(&head, &l2, 6, 0);
     }
@@ -206,14 +283,18 @@ static int flush_group(struct pqw *w)
     for (int i = 0; i < w->n; i++) {
         struct col *c = &w->cols[i];
         struct chunk_meta *m = realloc(c->chunks, (size_t)(w->groups + 1) * sizeof(*m));
-        if (!m || flush_page(w, c) != 0)
+        struct buf d = {0};
+        if (!m || flush_page(w, c) != 0 || (c->dict_n && dict_page(w, c, &d) != 0))
             return -1;
         c->chunks = m;
-        m[w->groups] = (struct chunk_meta){.offset = w->offset, .compressed = (int64_t)c->pages.n,
+        m[w->groups] = (struct chunk_meta){.offset = w->offset, .dict = d.n > 0, .data = w->offset + (int64_t)d.n,
+                                           .compressed = (int64_t)(d.n + c->pages.n),
                                            .uncompressed = c->chunk_uncompressed, .values = c->chunk_values};
-        if (fwrite(c->pages.p, 1, c->pages.n, w->f) != c->pages.n)
+        if (fwrite(d.p, 1, d.n, w->f) != d.n || fwrite(c->pages.p, 1, c->pages.n, w->f) != c->pages.n)
             return -1;
-        w->offset += (int64_t)c->pages.n;
+        w->offset += (int64_t)(d.n + c->pages.n);
+        free(d.p);
+        c->dict.n = c->dict_n = 0;
         c->pages.n = 0;
         c->chunk_values = c->chunk_uncompressed = 0;
     }
@@ -260,7 +341,14 @@ int pqw_row(struct pqw *w, const void *const *values, const size_t *slen)
             return -1;
         c->page_values++;
         c->page_nulls += !def;
-        if (def && c->type == PQW_STRING) {
+        if (def && c->type == PQW_STRING && w->o.dict) {
+            uint32_t k, *idx = realloc(c->idx, (c->n_idx + 1) * sizeof(*idx));
+            if (!idx || dict_index(c, values[i], slen[i], &k) != 0)
+                return -1;
+            c->idx = idx;
+            c->idx[c->n_idx++] = k;
+            c->values.n += 4; /* a measure of the page's size */
+        } else if (def && c->type == PQW_STRING) {
             uint32_t len = (uint32_t)slen[i];
             if (put(&c->values, &len, 4) != 0 || put(&c->values, values[i], slen[i]) != 0)
                 return -1;
@@ -325,9 +413,11 @@ int pqw_close(struct pqw *w)
             field(&b, &lc, 3, 12);
             f_i32(&b, &lm, 1, c->type == PQW_STRING ? 6 : c->type == PQW_INT64 ? 2 : 5);
             field(&b, &lm, 2, 9);
-            list(&b, 5, 2);
+            list(&b, 5, m->dict ? 3 : 2);
             varint(&b, zz(0));
             varint(&b, zz(3));
+            if (m->dict)
+                varint(&b, zz(w->o.v2 ? 8 : 2));
             field(&b, &lm, 3, 9);
             list(&b, 8, 1);
             varint(&b, strlen(c->name));
@@ -336,7 +426,9 @@ int pqw_close(struct pqw *w)
             f_i64(&b, &lm, 5, m->values);
             f_i64(&b, &lm, 6, m->uncompressed);
             f_i64(&b, &lm, 7, m->compressed);
-            f_i64(&b, &lm, 9, m->offset + w->o.lie);
+            f_i64(&b, &lm, 9, m->data + w->o.lie);
+            if (m->dict)
+                f_i64(&b, &lm, 11, m->offset + w->o.lie);
             stop(&b);
             stop(&b);
         }
@@ -354,6 +446,7 @@ int pqw_close(struct pqw *w)
     for (int i = 0; i < w->n; i++) {
         struct col *c = &w->cols[i];
         free(c->name), free(c->levels.p), free(c->values.p), free(c->pages.p), free(c->chunks);
+        free(c->dict.p), free(c->dict_at), free(c->idx);
     }
     free(b.p), free(w->cols), free(w->group_n), free(w);
     return rc;

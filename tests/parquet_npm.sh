@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# cod's Parquet reader against an independent implementation: parquet-wasm
+# (arrow-rs, pinned by tests/parquet/package-lock.json) writes files in each
+# codec (UNCOMPRESSED, SNAPPY, GZIP, ZSTD), with data pages v1 and v2, in
+# dictionary and plain encodings (and a dictionary that fills up and falls
+# back to PLAIN), with nullable strings, INT64, INT32, BOOLEAN (RLE in one),
+# DOUBLE, a LIST of strings and a struct of lists, over several row groups
+# and pages; hyparquet reads them too, and both give the rows written, row
+# for row. PLAIN_DICTIONARY (pyarrow's format 1.0), which arrow-rs does not
+# write, comes from the tests' own writer (tests/parquet/writer.c), read by
+# both. MMLU-, ARC- and HellaSwag-shaped files give the same JSON values as
+# their JSON-lines twins (the rows interface a task loader reads).
+cd "$(dirname "$0")/.." && . tests/lib.sh
+N=var/cache/parquet-npm/node_modules
+if [ ! -d "$N/parquet-wasm" ] || [ ! -x build/tests/parquet_dump ] || [ ! -x build/tests/parquet_write ]; then
+    echo "FAIL parquet npm: $N or build/tests/parquet_{dump,write} missing (scripts/deps.sh test; make build-tests)"
+    exit 1
+fi
+t=$(mktemp -d /tmp/cod-parquet-npm.XXXXXX)
+trap 'rm -rf "$t"' EXIT
+ln -s "$PWD/$N" "$t/node_modules"
+cp tests/parquet/npm.mjs "$t/"
+npm() { node "$t/npm.mjs" "$@"; }
+DUMP=build/tests/parquet_dump
+
+mkdir -p "$t/m"
+npm matrix "$t/m" >"$t/names" 2>"$t/matrix.err"
+check "parquet-wasm wrote the 17 files, each with its codec, page version and encodings" \
+    bash -c "[ \$(wc -l <'$t/names') = 17 ] || { cat '$t/matrix.err'; false; }"
+# each file: cod's rows, cod's strings of column s (cod-prep's way in) and
+# hyparquet's rows are the rows written
+names=$(cat "$t/names")
+for name in $names; do
+    $DUMP "$t/m/$name.parquet" >"$t/m/$name.cod" 2>&1
+    $DUMP --text s "$t/m/$name.parquet" >"$t/m/$name.s" 2>&1
+done
+npm verify "$t/m" $names
+
+# PLAIN_DICTIONARY (v1) and RLE_DICTIONARY (v2) strings, bit-packed indices,
+# from the tests' writer
+mkdir -p "$t/d"
+node -e 'for (let i = 0; i < 500; i++) console.log(JSON.stringify({text: i % 17 == 5 ? null : ["one", "two", "", "δύο 😀", "a longer text " + (i % 30)][i % 5], id: i}))' >"$t/d.jsonl"
+names=
+for codec in none snappy gzip zstd; do
+    for v in v1 v2; do
+        f=$t/d/dict-$codec-$v
+        build/tests/parquet_write --dict --codec $codec $([ $v = v2 ] && echo --v2) --group-rows 200 --page-bytes 300 \
+            "$f.parquet" text:string id:int64 <"$t/d.jsonl"
+        cp "$t/d.jsonl" "$f.jsonl"
+        $DUMP "$f.parquet" >"$f.cod" 2>&1
+        names="$names dict-$codec-$v"
+    done
+done
+npm verify "$t/d" $names
+
+# The task layouts the Hub ships, against their JSON-lines twins
+mkdir -p "$t/s"
+npm shaped "$t/s" >/dev/null
+for n in mmlu arc hellaswag; do
+    check "$n-shaped: the same JSON values as its JSON-lines twin, row for row" bash -c "
+        $DUMP --against '$t/s/$n.jsonl' '$t/s/$n.parquet' | grep -q '^the same [0-9]* rows'"
+done
+$DUMP "$t/s/arc.parquet" choices answerKey | head -1 >"$t/arc-cols"
+check "the columns named, in the order named" grep -qF '{"choices":{"text":["option 0 of 0",' "$t/arc-cols"
+check "an ARC row's choices are an object of two arrays" grep -qF '"label":["A","B","C"]},"answerKey":"A"}' "$t/arc-cols"
+$DUMP "$t/s/mmlu.parquet" answer nope >"$t/nope.out" 2>&1
+check "a missing column is an error naming it and the columns there" \
+    grep -q "mmlu.parquet: no column 'nope' (columns there: question, subject, choices, answer)" "$t/nope.out"
