@@ -394,7 +394,7 @@ clean:
 # a harness runs on one thread), its calls go to libgomp, as OpenBLAS's do.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl
+FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl parquet
 FUZZ_BINS     = $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fopenmp=libgomp
@@ -438,6 +438,8 @@ build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama build/fuzz/fuzz_tok_hf: build
 	$(FUZZ_LINK) $(filter-out -fopenmp,$(PREP_LIBS))
 build/fuzz/fuzz_jsonl: build/fuzz/obj/tests/fuzz/fuzz_jsonl.o $(call fobj,prep/jsonl.c) $(FUZZ_BASE)
 	$(FUZZ_LINK) -ljansson -lm
+build/fuzz/fuzz_parquet: build/fuzz/obj/tests/fuzz/fuzz_parquet.o $(call fobj,$(PARQUET_SRC)) $(FUZZ_BASE)
+	$(FUZZ_LINK) $(PARQUET_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 build-tests: fuzz-build

@@ -10,6 +10,10 @@
 
 #include "parquet/column.h"
 
+/* a list longer than this is an error: no dataset row holds one, and a
+ * few bytes of RLE levels could otherwise describe billions of nulls */
+#define PQ_MAX_LIST (1 << 22)
+
 enum kind { F_VALUE, F_LIST, F_STRUCT };
 
 struct field {
@@ -228,7 +232,12 @@ static json_t *field_json(struct pq_rows *r, struct field *x, int *def, char *er
         }
         return a;
     }
-    for (;;) {
+    for (size_t n = 0;; n++) {
+        if (n == PQ_MAX_LIST) {
+            row_error(r, x, "a list of more than 4,194,304 elements", err, errlen);
+            json_decref(a);
+            return NULL;
+        }
         json_t *e = v.has ? value_json(r, x, &v, err, errlen) : json_null();
         if (!e || json_array_append_new(a, e) != 0) {
             json_decref(a);
