@@ -9,7 +9,9 @@
 # for row. PLAIN_DICTIONARY (pyarrow's format 1.0), which arrow-rs does not
 # write, comes from the tests' own writer (tests/parquet/writer.c), read by
 # both. MMLU-, ARC- and HellaSwag-shaped files give the same JSON values as
-# their JSON-lines twins (the rows interface a task loader reads).
+# their JSON-lines twins (the rows interface a task loader reads). What
+# cod does not read (a DELTA encoding, LZ4 and BROTLI, deeper nesting, a
+# MAP, a timestamp, a date, a decimal) is refused, naming what it is.
 cd "$(dirname "$0")/.." && . tests/lib.sh
 N=var/cache/parquet-npm/node_modules
 if [ ! -d "$N/parquet-wasm" ] || [ ! -x build/tests/parquet_dump ] || [ ! -x build/tests/parquet_write ]; then
@@ -66,3 +68,24 @@ check "an ARC row's choices are an object of two arrays" grep -qF '"label":["A",
 $DUMP "$t/s/mmlu.parquet" answer nope >"$t/nope.out" 2>&1
 check "a missing column is an error naming it and the columns there" \
     grep -q "mmlu.parquet: no column 'nope' (columns there: question, subject, choices, answer)" "$t/nope.out"
+
+# What cod does not read, written by parquet-wasm: refused with the file,
+# the column and what it uses; the other column of the same file still read
+mkdir -p "$t/r"
+npm refused "$t/r" >/dev/null
+refused() { # NAME, what the error must say
+    $DUMP "$t/r/$1.parquet" >"$t/r/$1.out" 2>&1
+    [ $? = 1 ] && grep -q -- "$t/r/$1.parquet: .*$2" "$t/r/$1.out" || { cat "$t/r/$1.out"; return 1; }
+}
+check "DELTA_BINARY_PACKED: refused, naming the column and the encoding" \
+    refused delta "row group 0, column 'n': page at byte [0-9]*: values in the encoding DELTA_BINARY_PACKED, which cod does not read"
+check "LZ4_RAW: refused, naming the codec" refused lz4 "column 'ok': compressed with the codec LZ4_RAW (7), which cod does not read"
+check "BROTLI: refused, naming the codec" refused brotli "compressed with the codec BROTLI (4), which cod does not read"
+check "a list of lists: refused" refused listlist "column 'n' is a list of lists or structs (nesting deeper than one level)"
+check "a list of structs: refused" refused liststruct "column 'n' is a list of lists or structs"
+check "a struct inside a struct: refused" refused structstruct "column 'n.inner' is a struct inside a struct"
+check "a MAP: refused" refused map "column 'n' is a MAP, which cod does not read"
+check "a timestamp: refused" refused timestamp "column 'n' is an INT64 that is not an integer (a timestamp"
+check "a date: refused" refused date "column 'n' is an INT32 that is not an integer (a date"
+check "a decimal: refused" refused decimal "column 'n' is an INT64 that is not an integer (.*a decimal)"
+check "the file's other column is still read" bash -c "$DUMP '$t/r/map.parquet' ok | head -1 | grep -qF '{\"ok\":\"row 0\"}'"

@@ -14,6 +14,8 @@
 //                                  where there is one) against the rows
 //                                  written, DIR/NAME.jsonl: a PASS or FAIL
 //                                  line each
+//   node npm.mjs refused DIR       files cod must refuse, one thing each
+//                                  (DIR/NAME.parquet; NAME says what)
 //   node npm.mjs read FILE         the rows through hyparquet, JSON lines
 // Each written file is checked to be what its name says (its codec, its
 // page version, its encodings), so that a case cannot pass untested.
@@ -38,19 +40,22 @@ function table(columns, rows) {
 
 const codecs = {uncompressed: pw.Compression.UNCOMPRESSED, snappy: pw.Compression.SNAPPY,
                 gzip: pw.Compression.GZIP, zstd: pw.Compression.ZSTD};
+const refusedCodecs = {lz4: pw.Compression.LZ4_RAW, brotli: pw.Compression.BROTLI};
 
 function write(file, columns, rows, {codec = 'snappy', v2 = false, dict = true, rowGroup = 0, page = 0,
-                                     dictPage = 0, rleBool = null} = {}) {
-    let b = new pw.WriterPropertiesBuilder().setCompression(codecs[codec])
+                                     dictPage = 0, rleBool = null, enc = null} = {}) {
+    let b = new pw.WriterPropertiesBuilder().setCompression(codecs[codec] ?? refusedCodecs[codec])
         .setWriterVersion(v2 ? pw.WriterVersion.V2 : pw.WriterVersion.V1)
         .setDictionaryEnabled(dict).setEncoding(pw.Encoding.PLAIN);
     if (rowGroup) b = b.setMaxRowGroupSize(rowGroup);
     if (page) b = b.setDataPageSizeLimit(page).setWriteBatchSize(4);
     if (dictPage) b = b.setDictionaryPageSizeLimit(dictPage);
     if (rleBool) b = b.setColumnEncoding(rleBool, pw.Encoding.RLE);
+    if (enc) b = b.setColumnEncoding(enc[0], enc[1]);
     const bytes = pw.writeParquet(pw.Table.fromIPCStream(arrow.tableToIPC(table(columns, rows), 'stream')), b.build());
     fs.writeFileSync(file, bytes);
-    fs.writeFileSync(file.replace(/\.parquet$/, '.jsonl'), rows.map(r => JSON.stringify(r, bigints) + '\n').join(''));
+    const plain = (k, v) => (typeof v === 'bigint' ? Number(v) : v instanceof Map ? Object.fromEntries(v) : v);
+    fs.writeFileSync(file.replace(/\.parquet$/, '.jsonl'), rows.map(r => JSON.stringify(r, plain) + '\n').join(''));
     return bytes;
 }
 
@@ -145,6 +150,29 @@ function shaped(dir) {
     console.log('mmlu\narc\nhellaswag');
 }
 
+// what cod does not read, a file each, beside a string column `ok`
+function refused(dir) {
+    const n = 6, s = i => `row ${i}`;
+    const cases = {
+        delta: [['n', new arrow.Int64()], i => BigInt(i), {v2: true, dict: false, enc: ['n', pw.Encoding.DELTA_BINARY_PACKED]}],
+        lz4: [['n', new arrow.Int64()], i => BigInt(i), {codec: 'lz4'}],
+        brotli: [['n', new arrow.Int64()], i => BigInt(i), {codec: 'brotli'}],
+        listlist: [['n', listOf(listOf(utf8))], i => [[s(i)]], {}],
+        liststruct: [['n', listOf(new arrow.Struct([field('a', utf8)]))], i => [{a: s(i)}], {}],
+        structstruct: [['n', new arrow.Struct([field('inner', new arrow.Struct([field('a', utf8)]))])], i => ({inner: {a: s(i)}}), {}],
+        map: [['n', new arrow.Map_(new arrow.Field('entries', new arrow.Struct([new arrow.Field('key', utf8, false), field('value', new arrow.Int32())]), false))],
+              i => new Map([[s(i), i]]), {}],
+        timestamp: [['n', new arrow.TimestampMillisecond()], i => 1.7e12 + i, {}],
+        date: [['n', new arrow.DateDay()], i => new Date(1.7e12 + i * 864e5), {}],
+        decimal: [['n', new arrow.Decimal(2, 10, 128)], i => new Uint32Array([i, 0, 0, 0]), {}],
+    };
+    for (const [name, [col, value, opts]] of Object.entries(cases)) {
+        const rows = Array.from({length: n}, (_, i) => ({ok: s(i), n: value(i)}));
+        write(path.join(dir, name + '.parquet'), [['ok', utf8], col], rows, opts);
+    }
+    console.log(Object.keys(cases).join('\n'));
+}
+
 const finewebColumns = [['text', utf8], ['id', utf8], ['dump', utf8], ['url', utf8], ['date', utf8], ['file_path', utf8],
     ['language', utf8], ['language_score', new arrow.Float64()], ['token_count', new arrow.Int64()]];
 
@@ -225,6 +253,7 @@ async function verify(dir, names) {
 const [cmd, a, b, c] = process.argv.slice(2);
 if (cmd === 'matrix') matrix(a);
 else if (cmd === 'shaped') shaped(a);
+else if (cmd === 'refused') refused(a);
 else if (cmd === 'fineweb') fineweb(a, b, c === 'nested');
 else if (cmd === 'verify') await verify(a, process.argv.slice(4));
 else if (cmd === 'read') await read(a);
