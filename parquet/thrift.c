@@ -207,8 +207,14 @@ void tc_skip(struct tc *t, int type)
             break;
         uint8_t kv = *t->p++;
         int kt = kv >> 4, vt = kv & 0x0f;
-        if (kt == TC_STOP || kt > TC_STRUCT || vt == TC_STOP || vt > TC_STRUCT || n > (uint64_t)(t->end - t->p)) {
-            bad(t, "a malformed map");
+        if (kt == TC_STOP || kt > TC_STRUCT || vt == TC_STOP || vt > TC_STRUCT) {
+            bad(t, "a map of an unknown type");
+            break;
+        }
+        /* two bytes an entry at least */
+        if (n > (uint64_t)(t->end - t->p) / 2) {
+            t->short_read = 1;
+            snprintf(t->why, sizeof(t->why), "ends inside a map");
             break;
         }
         tc_enter(t);

@@ -290,7 +290,8 @@ static int flush_group(struct pqw *w)
         m[w->groups] = (struct chunk_meta){.offset = w->offset, .dict = d.n > 0, .data = w->offset + (int64_t)d.n,
                                            .compressed = (int64_t)(d.n + c->pages.n),
                                            .uncompressed = c->chunk_uncompressed, .values = c->chunk_values};
-        if (fwrite(d.p, 1, d.n, w->f) != d.n || fwrite(c->pages.p, 1, c->pages.n, w->f) != c->pages.n)
+        if ((d.n && fwrite(d.p, 1, d.n, w->f) != d.n) ||
+            (c->pages.n && fwrite(c->pages.p, 1, c->pages.n, w->f) != c->pages.n))
             return -1;
         w->offset += (int64_t)(d.n + c->pages.n);
         free(d.p);
