@@ -359,7 +359,7 @@ demo: deps
 	scripts/demo.sh
 
 bench: deps
-	$(SUBMAKE) all $(BENCHES)
+	$(SUBMAKE) all $(BENCHES) build/tests/parquet_write
 	bench/run.sh
 
 # The GPU checks (tests/gpu/run.sh) and the benchmark against PyTorch

@@ -86,7 +86,7 @@ function mixedRows(n) {
     const words = ['alpha', 'beta', 'γάμμα', 'δέλτα', 'emoji 😀', '', 'quote "x"\\ tab\t'];
     const rows = [];
     for (let i = 0; i < n; i++) {
-        const s = i % 11 === 3 ? null : i % 5 === 0 ? words[i % words.length].repeat(1 + (i % 40) * 20) : words[i % words.length];
+        const s = i % 11 === 3 ? null : i % 5 === 0 ? words[i % words.length].repeat(1 + (i % 40) * 50) : words[i % words.length];
         rows.push({
             s, id: BigInt(1e12) + BigInt(i * 7919) * (i % 2 ? 1n : -1n), n32: i % 9 === 4 ? null : (i * 48271) % 65536 - 32768,
             ok: i % 7 === 6 ? null : i % 3 === 0, x: i % 13 === 12 ? null : i / 8 - 3.1e-3,
