@@ -212,15 +212,15 @@ build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 # The Parquet tests: the reader's unit test with the tests' own writer
 # (tests/parquet/writer.h), and the tools the shell tests and the
 # benchmark drive it with.
-PARQUET_TOOLS = build/tests/parquet_dump build/tests/parquet_write
+PARQUET_TOOLS = build/test-tools/parquet_dump build/test-tools/parquet_write
 build/tests/test_parquet: build/san/tests/unit/test_parquet.o build/san/tests/parquet/writer.o \
 		$(call obj,san,$(PARQUET_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(PARQUET_LIBS)
-build/tests/parquet_dump: build/san/tests/parquet/dump.o $(call obj,san,$(PARQUET_SRC))
+build/test-tools/parquet_dump: build/san/tests/parquet/dump.o $(call obj,san,$(PARQUET_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(PARQUET_LIBS)
-build/tests/parquet_write: build/rel/tests/parquet/write_tool.o build/rel/tests/parquet/writer.o
+build/test-tools/parquet_write: build/rel/tests/parquet/write_tool.o build/rel/tests/parquet/writer.o
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) -o $@ $^ $(PARQUET_LIBS)
 
@@ -359,7 +359,7 @@ demo: deps
 	scripts/demo.sh
 
 bench: deps
-	$(SUBMAKE) all $(BENCHES) build/tests/parquet_write
+	$(SUBMAKE) all $(BENCHES) build/test-tools/parquet_write
 	bench/run.sh
 
 # The GPU checks (tests/gpu/run.sh) and the benchmark against PyTorch

@@ -21,7 +21,7 @@ let i = 0, bytes = 0;
     }
     w.end();
 })();' >"$t/big.jsonl"
-build/tests/parquet_write --group-rows 5000 "$t/big.parquet" text:string <"$t/big.jsonl"
+build/test-tools/parquet_write --group-rows 5000 "$t/big.parquet" text:string <"$t/big.jsonl"
 zstd -q -1 --rm "$t/big.jsonl"
 printf '%-11s %10s %14s %8s %8s\n' input "file MB" "peak RSS MiB" "wall s" "CPU s"
 for f in big.parquet big.jsonl.zst; do

@@ -14,8 +14,8 @@
 # MAP, a timestamp, a date, a decimal) is refused, naming what it is.
 cd "$(dirname "$0")/.." && . tests/lib.sh
 N=var/cache/parquet-npm/node_modules
-if [ ! -d "$N/parquet-wasm" ] || [ ! -x build/tests/parquet_dump ] || [ ! -x build/tests/parquet_write ]; then
-    echo "FAIL parquet npm: $N or build/tests/parquet_{dump,write} missing (scripts/deps.sh test; make build-tests)"
+if [ ! -d "$N/parquet-wasm" ] || [ ! -x build/test-tools/parquet_dump ] || [ ! -x build/test-tools/parquet_write ]; then
+    echo "FAIL parquet npm: $N or build/test-tools/parquet_{dump,write} missing (scripts/deps.sh test; make build-tests)"
     exit 1
 fi
 t=$(mktemp -d /tmp/cod-parquet-npm.XXXXXX)
@@ -23,7 +23,7 @@ trap 'rm -rf "$t"' EXIT
 ln -s "$PWD/$N" "$t/node_modules"
 cp tests/parquet/npm.mjs "$t/"
 npm() { node "$t/npm.mjs" "$@"; }
-DUMP=build/tests/parquet_dump
+DUMP=build/test-tools/parquet_dump
 
 mkdir -p "$t/m"
 npm matrix "$t/m" >"$t/names" 2>"$t/matrix.err"
@@ -46,7 +46,7 @@ names=
 for codec in none snappy gzip zstd; do
     for v in v1 v2; do
         f=$t/d/dict-$codec-$v
-        build/tests/parquet_write --dict --codec $codec $([ $v = v2 ] && echo --v2) --group-rows 200 --page-bytes 300 \
+        build/test-tools/parquet_write --dict --codec $codec $([ $v = v2 ] && echo --v2) --group-rows 200 --page-bytes 300 \
             "$f.parquet" text:string id:int64 <"$t/d.jsonl"
         cp "$t/d.jsonl" "$f.jsonl"
         $DUMP "$f.parquet" >"$f.cod" 2>&1

@@ -13,8 +13,8 @@
 cd "$(dirname "$0")/.." && . tests/lib.sh
 COD_PREP=${COD_PREP:-bin/cod-prep}
 N=var/cache/parquet-npm/node_modules
-if [ ! -d "$N/parquet-wasm" ] || [ ! -x build/tests/parquet_write ]; then
-    echo "FAIL prep parquet: $N or build/tests/parquet_write missing (scripts/deps.sh test; make build-tests)"
+if [ ! -d "$N/parquet-wasm" ] || [ ! -x build/test-tools/parquet_write ]; then
+    echo "FAIL prep parquet: $N or build/test-tools/parquet_write missing (scripts/deps.sh test; make build-tests)"
     exit 1
 fi
 t=$(mktemp -d /tmp/cod-prep-parquet.XXXXXX)
@@ -78,7 +78,7 @@ check "--strict: exit 1 at the first row without text, naming it" bash -c "[ $? 
     grep -q 'fineweb.parquet: row 7: \"text\" is null (--strict stops at the first row without text)' '$t/strict.log'"
 
 # Bad files: an error naming the file and the problem, no output
-build/tests/parquet_write --codec snappy --group-rows 20 "$t/good.parquet" text:string <"$t/all.jsonl"
+build/test-tools/parquet_write --codec snappy --group-rows 20 "$t/good.parquet" text:string <"$t/all.jsonl"
 fails() { # NAME, PATTERN, then cod-prep's inputs and options
     local name=$1 pattern=$2; shift 2
     "$COD_PREP" --quiet --tokenizer gpt2 --out "$t/bad-$name" "$@" >"$t/bad-$name.log" 2>&1
@@ -89,14 +89,14 @@ fails() { # NAME, PATTERN, then cod-prep's inputs and options
 head -c $(($(stat -c %s "$t/good.parquet") - 100)) "$t/good.parquet" >"$t/truncated.parquet"
 check "a truncated file: an error saying so" fails truncated "truncated.parquet: no PAR1 at its end (a truncated file?)" \
     "$t/truncated.parquet"
-build/tests/parquet_write --codec snappy --group-rows 20 --lie 100000000 "$t/lies.parquet" text:string <"$t/all.jsonl"
+build/test-tools/parquet_write --codec snappy --group-rows 20 --lie 100000000 "$t/lies.parquet" text:string <"$t/all.jsonl"
 check "a footer that lies about offsets: an error naming the row group, the column and the bytes" fails lies \
     "lies.parquet: row group 0, column 'text': the footer says its pages lie at bytes 100000004 to .*, outside the file's data" \
     "$t/lies.parquet"
-build/tests/parquet_write --codec-id 7 "$t/lz4.parquet" text:string <"$t/all.jsonl"
+build/test-tools/parquet_write --codec-id 7 "$t/lz4.parquet" text:string <"$t/all.jsonl"
 check "a codec cod does not read: an error naming it" fails lz4 \
     "lz4.parquet: row group 0, column 'text': compressed with the codec LZ4_RAW (7), which cod does not read" "$t/lz4.parquet"
-build/tests/parquet_write --codec-id 42 "$t/c42.parquet" text:string <"$t/all.jsonl"
+build/test-tools/parquet_write --codec-id 42 "$t/c42.parquet" text:string <"$t/all.jsonl"
 check "an unknown codec: an error naming its number" fails c42 "compressed with the codec unknown (42)" "$t/c42.parquet"
 check "a missing column: an error naming it and the columns there" fails missing \
     "fineweb.parquet: no column 'body' (columns there: text, id, dump, url, date, file_path, language, language_score, token_count, meta)" \
@@ -127,7 +127,7 @@ let i = 0, bytes = 0;
     }
     require("fs").writeFileSync(process.argv[1], String(i));
     w.end();
-})();' "$t/big.count" | build/tests/parquet_write --group-rows 5000 "$t/big.parquet" text:string
+})();' "$t/big.count" | build/test-tools/parquet_write --group-rows 5000 "$t/big.parquet" text:string
 rows=$(cat "$t/big.count") size=$(stat -c %s "$t/big.parquet")
 check "the Parquet file is larger than the limit ($size bytes, limit $((limit_kb * 1024)))" test "$size" -gt $((limit_kb * 1024))
 (ulimit -v $limit_kb && MALLOC_ARENA_MAX=1 exec "$COD_PREP" --quiet --threads 2 --tokenizer gpt2 --val-fraction 0 \
