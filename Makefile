@@ -40,8 +40,12 @@ TEXT_SRC  = $(wildcard text/*.c)
 TEXT_CXX  = $(wildcard text/*.cc)
 TEXT_LIBS = -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++
 # cod-prep's own code: the pipeline from input files to token shards.
-PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c))
-PREP_LIBS = -ljansson $(TEXT_LIBS) -lm -fopenmp -lpthread
+PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c)) $(PARQUET_SRC)
+PREP_LIBS = -ljansson $(TEXT_LIBS) -lsnappy -lm -fopenmp -lpthread
+# The Parquet reader (parquet/parquet.h): its pages are compressed with
+# snappy, zlib or zstd, its rows are jansson objects.
+PARQUET_SRC  = $(wildcard parquet/*.c)
+PARQUET_LIBS = -ljansson -lsnappy -lz -lzstd -lm
 CXXFLAGS_BASE = -std=c++17 -D_GNU_SOURCE $(WARN) -I. -MMD -MP
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
@@ -211,12 +215,28 @@ build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
 
+# The Parquet tests: the reader's unit test with the tests' own writer
+# (tests/parquet/writer.h), and the tools the shell tests and the
+# benchmark drive it with.
+PARQUET_TOOLS = build/test-tools/parquet_dump build/test-tools/parquet_write
+build/tests/test_parquet: build/san/tests/unit/test_parquet.o build/san/tests/parquet/writer.o \
+		$(call obj,san,$(PARQUET_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(PARQUET_LIBS)
+build/test-tools/parquet_dump: build/san/tests/parquet/dump.o $(call obj,san,$(PARQUET_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(PARQUET_LIBS)
+build/test-tools/parquet_write: build/rel/tests/parquet/write_tool.o build/rel/tests/parquet/writer.o
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) -o $@ $^ $(PARQUET_LIBS)
+
 # The tokenizer and cod-prep tests, and the benchmarks of both, link prep/ and text/.
 PREP_TESTS = build/tests/test_prep build/tests/test_tokenizer
 $(PREP_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_PREP) $(call obj,san,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(PREP_LIBS)
 PREP_BENCHES = build/bench/bench_tokenize build/bench/bench_prep
+build/bench/bench_prep: build/rel/tests/parquet/writer.o
 $(PREP_BENCHES): build/bench/%: build/rel/bench/%.o $(REL_PREP)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(PREP_LIBS)
@@ -329,7 +349,7 @@ SUBMAKE  = $(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 deps:
 	scripts/deps.sh
 
-build-tests: $(PROGRAMS) $(TESTS) $(CUDA_OBJ) $(GPU_TESTS) $(EMU_BINS) $(EMU_WORKER) build/san-bin/cod-worker \
+build-tests: $(PROGRAMS) $(TESTS) $(PARQUET_TOOLS) $(CUDA_OBJ) $(GPU_TESTS) $(EMU_BINS) $(EMU_WORKER) build/san-bin/cod-worker \
              build/test-lib/faulty_vfs.so build/tsan-bin/cod-server
 
 test:
@@ -348,7 +368,7 @@ demo: deps
 	scripts/demo.sh
 
 bench: deps
-	$(SUBMAKE) all $(BENCHES)
+	$(SUBMAKE) all $(BENCHES) build/test-tools/parquet_write
 	bench/run.sh
 
 # The GPU checks (tests/gpu/run.sh) and the benchmark against PyTorch
@@ -383,7 +403,7 @@ clean:
 # a harness runs on one thread), its calls go to libgomp, as OpenBLAS's do.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl
+FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl parquet
 FUZZ_BINS     = $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fopenmp=libgomp
@@ -427,6 +447,8 @@ build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama build/fuzz/fuzz_tok_hf: build
 	$(FUZZ_LINK) $(filter-out -fopenmp,$(PREP_LIBS))
 build/fuzz/fuzz_jsonl: build/fuzz/obj/tests/fuzz/fuzz_jsonl.o $(call fobj,text/jsonl.c) $(FUZZ_BASE)
 	$(FUZZ_LINK) -ljansson -lm
+build/fuzz/fuzz_parquet: build/fuzz/obj/tests/fuzz/fuzz_parquet.o $(call fobj,$(PARQUET_SRC)) $(FUZZ_BASE)
+	$(FUZZ_LINK) $(PARQUET_LIBS)
 
 fuzz-build: $(FUZZ_BINS)
 build-tests: fuzz-build

@@ -10,8 +10,10 @@
 #     throughput at the recipe study's shape (bench/recipe.sh).
 #  3. tokenizer throughput (bench_tokenize), when built; cod-prep end to
 #     end on every core, the default corpus as text files against the same
-#     documents as .jsonl.zst and .jsonl.xz (bench_prep); cod-analyze's
-#     analyses on a Hugging Face folder (bench/bench_analyze_hf.sh).
+#     documents as .jsonl.zst, .jsonl.xz and snappy .parquet (bench_prep);
+#     cod-prep's peak memory on a Parquet file and a .jsonl.zst larger than
+#     its ulimit -v (bench/prep_memory.sh); cod-analyze's analyses on a
+#     Hugging Face folder (bench/bench_analyze_hf.sh).
 #  4. cod-worker: submission to first update, tokens/s against cod-train
 #     (bench_worker.sh).
 #  5. cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server);
@@ -63,8 +65,11 @@ if [ -x build/bench/bench_tokenize ]; then
 fi
 if [ -x build/bench/bench_prep ]; then
     echo
-    echo "== cod-prep: text files against JSON lines (.jsonl.zst, .jsonl.xz), gpt2, every core =="
+    echo "== cod-prep: text files against JSON lines (.jsonl.zst, .jsonl.xz) and Parquet (snappy), gpt2, every core =="
     build/bench/bench_prep | tee "$out/prep.txt"
+    echo
+    echo "== cod-prep's peak memory under ulimit -v 192 MiB: 230 MB of text as Parquet and as .jsonl.zst =="
+    bench/prep_memory.sh | tee "$out/prep-memory.txt"
 fi
 
 echo

@@ -1,4 +1,4 @@
-/* cod-prep: text and JSON-lines files -> llm.c token shards + meta.json (see prep/prep_run.h). */
+/* cod-prep: text, JSON-lines and Parquet files -> llm.c token shards + meta.json (see prep/prep_run.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +12,10 @@ static void usage(FILE *f)
             "usage: cod-prep --tokenizer gpt2|llama|bytes|sentencepiece|hf --out DIR [options] FILE|DIR...\n"
             "Tokenizes documents into DIR/train_NNNNNN.bin, DIR/val_NNNNNN.bin (llm.c shards),\n"
             "DIR/meta.json and DIR/sources.txt. A text file is one document; a .jsonl or .json\n"
-            "file holds one JSON object per line, a document each; any of them may be\n"
-            ".gz, .zst or .xz. A DIR gives every file under it, in name order. A document\n"
-            "met again (whitespace aside) is kept once.\n"
+            "file holds one JSON object per line, a document each; either may be .gz, .zst\n"
+            "or .xz. A .parquet file holds a document a row (its snappy, gzip or zstd pages\n"
+            "read by cod). A DIR gives every file under it, in name order. A document met\n"
+            "again (whitespace aside) is kept once.\n"
             "  --tokenizer NAME      gpt2 (vocab 50257), llama (32000), bytes (257),\n"
             "                        sentencepiece with --tokenizer-model, or hf: a model's\n"
             "                        own tokenizer.json (--tokenizer-file)\n"
@@ -25,9 +26,11 @@ static void usage(FILE *f)
             "                        llama-merges.bin are (default %s)\n"
             "  --out DIR             output directory (created; old shards there are replaced)\n"
             "  --text-key KEY        JSON lines: the text's key, a dotted path for a nested\n"
-            "                        one (default %s)\n"
-            "  --strict              fail at the first JSON line without text (else each is\n"
-            "                        counted, the first few reported, and skipped)\n"
+            "                        one; Parquet: the text's column, a dotted path for a\n"
+            "                        struct's field (default %s)\n"
+            "  --strict              fail at the first JSON line or Parquet row without\n"
+            "                        text (else each is counted, the first few reported,\n"
+            "                        and skipped)\n"
             "  --split paragraphs:N  cut documents at blank lines into documents of at most\n"
             "                        about N tokens\n"
             "  --val PATH            hold out this file or directory's files (repeatable);\n"

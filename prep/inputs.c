@@ -21,11 +21,19 @@ static enum input_format format_of(const char *path)
 {
     size_t n;
     dz_format_of(path, &n);
+    if (stem_ends(path, n, ".parquet"))
+        return INPUT_PARQUET;
     return stem_ends(path, n, ".jsonl") || stem_ends(path, n, ".json") ? INPUT_JSONL : INPUT_TEXT;
 }
 
 static int add_file(struct input_list *l, const char *path, int split, int64_t size, char *err, size_t errlen)
 {
+    size_t stem;
+    if (format_of(path) == INPUT_PARQUET && dz_format_of(path, &stem) != DZ_PLAIN) {
+        snprintf(err, errlen, "%s: a Parquet file compresses its own pages; give it as NAME.parquet, not compressed",
+                 path);
+        return -1;
+    }
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
         struct input_file *v = realloc(l->v, cap * sizeof(*v));

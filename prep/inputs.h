@@ -3,16 +3,17 @@
  * split. A directory is walked in name order, its subdirectories too
  * (hidden entries left out), so that the output does not depend on the
  * order the filesystem lists them. A file's format is its name's:
- * NAME.jsonl and NAME.json are JSON lines (one object per line), anything
- * else is text, one document per file; either may end in .gz, .zst or .xz
- * (text/decompress.h). */
+ * NAME.jsonl and NAME.json are JSON lines (one object per line),
+ * NAME.parquet is Parquet (prep/parquet_input.h), anything else is text,
+ * one document per file; JSON lines and text may end in .gz, .zst or .xz
+ * (text/decompress.h), Parquet compresses its own pages. */
 #ifndef COD_PREP_INPUTS_H
 #define COD_PREP_INPUTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-enum input_format { INPUT_TEXT, INPUT_JSONL };
+enum input_format { INPUT_TEXT, INPUT_JSONL, INPUT_PARQUET };
 
 struct input_file {
     char *path;

@@ -54,7 +54,7 @@ struct bdoc {
     size_t len;
     unsigned char *owned; /* a JSON line's text; a text file's is its block's */
     size_t file;
-    int64_t line;         /* a JSON line's number; 0 for a text file */
+    int64_t line;         /* a JSON line's number, a Parquet row's from 1; 0 for a text file */
     int split;            /* -1: dropped as a duplicate */
     struct doc_key key;
     struct pieces pieces; /* --split; else the whole text is one piece */
@@ -125,12 +125,46 @@ static int add_doc(struct bblock *bb, size_t file, int64_t line, const unsigned 
     return 0;
 }
 
+/* A line or row without text, kept for its message. */
+static void skipped(struct bblock *bb, int64_t line, enum jl_fault k, const char *why)
+{
+    bb->count[k]++;
+    if (bb->n_shown < PREP_SHOWN) {
+        struct fault *x = &bb->shown[bb->n_shown++];
+        x->line = line;
+        x->kind = k;
+        snprintf(x->why, sizeof(x->why), "%s", why);
+    }
+}
+
+/* A Parquet block's rows: the texts are the block's (no copy). */
+static void parquet_rows(struct run *r, struct bblock *bb)
+{
+    static const enum jl_fault kind[] = {[ROW_NULL] = JL_NOT_STRING, [ROW_EMPTY] = JL_EMPTY,
+                                         [ROW_NOT_UTF8] = JL_INVALID_UTF8};
+    static const char *const why[] = {[ROW_NULL] = "is null", [ROW_EMPTY] = "is empty",
+                                      [ROW_NOT_UTF8] = "is not UTF-8"};
+    struct block *b = bb->b;
+    for (size_t i = 0; i < b->n_rows && !bb->err[0]; i++) {
+        const struct block_row *row = &b->rows[i];
+        int64_t line = b->first_line + (int64_t)i + 1;
+        if (row->kind != ROW_TEXT) {
+            char m[400];
+            snprintf(m, sizeof(m), "\"%s\" %s", r->key.spec, why[row->kind]);
+            skipped(bb, line, kind[row->kind], m);
+        } else if (add_doc(bb, b->file, line, b->data + row->off, row->len, NULL) != 0)
+            snprintf(bb->err, sizeof(bb->err), "out of memory");
+    }
+}
+
 /* Step 1 for one block: its documents and their keys, its bad lines. */
 static void parse_block(struct run *r, struct bblock *bb)
 {
     struct block *b = bb->b;
     const struct input_file *f = &r->in.v[b->file];
-    if (f->format == INPUT_TEXT) {
+    if (f->format == INPUT_PARQUET)
+        parquet_rows(r, bb);
+    else if (f->format == INPUT_TEXT) {
         if (b->len == 0)
             snprintf(bb->err, sizeof(bb->err), "%s: empty file (a document needs text)", f->path);
         else if (add_doc(bb, b->file, 0, b->data, b->len, NULL) != 0)
@@ -146,15 +180,9 @@ static void parse_block(struct run *r, struct bblock *bb)
                                            sizeof(why));
             if (k == JL_KINDS)
                 snprintf(bb->err, sizeof(bb->err), "out of memory");
-            else if (k != JL_OK) {
-                bb->count[k]++;
-                if (bb->n_shown < PREP_SHOWN) {
-                    struct fault *x = &bb->shown[bb->n_shown++];
-                    x->line = line;
-                    x->kind = k;
-                    snprintf(x->why, sizeof(x->why), "%s", why);
-                }
-            } else if (add_doc(bb, b->file, line, (unsigned char *)text, tlen, (unsigned char *)text) != 0) {
+            else if (k != JL_OK)
+                skipped(bb, line, k, why);
+            else if (add_doc(bb, b->file, line, (unsigned char *)text, tlen, (unsigned char *)text) != 0) {
                 free(text);
                 snprintf(bb->err, sizeof(bb->err), "out of memory");
             }
@@ -171,22 +199,40 @@ static void parse_block(struct run *r, struct bblock *bb)
                      f->path);
 }
 
+/* A message about a document or a skipped line, where it is first:
+ * "FILE:LINE: why", "FILE: why" (a text file) or, for a Parquet row,
+ * "FILE: row N: why" (N from 0, as pyarrow counts). */
+static void placed(char *out, size_t n, const struct input_file *f, int64_t line, const char *why, const char *more)
+{
+    if (f->format == INPUT_PARQUET)
+        snprintf(out, n, "%s: row %lld: %s%s", f->path, (long long)line - 1, why, more);
+    else if (line)
+        snprintf(out, n, "%s:%lld: %s%s", f->path, (long long)line, why, more);
+    else
+        snprintf(out, n, "%s: %s%s", f->path, why, more);
+}
+
 /* Step 2, in input order. */
 static int decide(struct run *r, struct bblock *bb, char *err, size_t errlen)
 {
     const struct prep_opts *o = r->o;
     struct prep_result *res = r->res;
     const struct input_file *f = &r->in.v[bb->b->file];
+    if (f->format == INPUT_PARQUET) {
+        res->parquet_rows += (int64_t)bb->b->n_rows;
+        res->parquet_groups += bb->b->groups;
+        res->parquet_files += bb->b->last;
+    }
     for (int i = 0; i < bb->n_shown; i++) {
         const struct fault *x = &bb->shown[i];
         if (o->strict) {
-            snprintf(err, errlen, "%s:%lld: %s (--strict stops at the first line without text)", f->path,
-                     (long long)x->line, x->why);
+            placed(err, errlen, f, x->line, x->why,
+                   f->format == INPUT_PARQUET ? " (--strict stops at the first row without text)"
+                                              : " (--strict stops at the first line without text)");
             return -1;
         }
         if (res->n_shown < PREP_SHOWN)
-            snprintf(res->shown[res->n_shown++], sizeof(res->shown[0]), "%s:%lld: %s", f->path,
-                     (long long)x->line, x->why);
+            placed(res->shown[res->n_shown++], sizeof(res->shown[0]), f, x->line, x->why, "");
     }
     for (int k = 0; k < JL_KINDS; k++) {
         res->skipped[k] += bb->count[k];
@@ -232,13 +278,10 @@ static void draw(struct run *r, int64_t stored, int64_t text, int final)
     progress_draw(&r->pg, stored, text, r->docs_done, r->res->skipped_total, final);
 }
 
-/* A document's fault, as "FILE: why" or "FILE:LINE: why". */
+/* A document's fault, as "FILE: why", "FILE:LINE: why" or "FILE: row N: why". */
 static void doc_error(const struct run *r, const struct bdoc *d, const char *why, char *out, size_t n)
 {
-    if (d->line)
-        snprintf(out, n, "%s:%lld: %s", r->in.v[d->file].path, (long long)d->line, why);
-    else
-        snprintf(out, n, "%s: %s", r->in.v[d->file].path, why);
+    placed(out, n, &r->in.v[d->file], d->line, why, "");
 }
 
 /* Steps 3 and 4 for the kept documents of a batch. */
@@ -430,7 +473,7 @@ static int run_inputs(struct run *r, char *err, size_t errlen)
     int readers = r->threads < 8 ? r->threads : 8;
     /* each file in flight may hold a few blocks ahead, the one being taken
      * from a whole batch: a large file decompresses while the last batch encodes */
-    struct reader *rd = reader_start(&r->in, readers, block, 4 * block, batch, err, errlen);
+    struct reader *rd = reader_start(&r->in, r->key.spec, readers, block, 4 * block, batch, err, errlen);
     if (!rd)
         return -1;
     size_t cap = 64;
@@ -551,6 +594,11 @@ static json_t *input_json(const struct run *r)
     }
     if (j)
         json_object_set_new(j, "text_key", json_string(r->key.spec));
+    if (j && res->parquet_files)
+        json_object_set_new(j, "parquet",
+                            json_pack("{s:I, s:I, s:I, s:[s]}", "files", (json_int_t)res->parquet_files,
+                                      "row_groups", (json_int_t)res->parquet_groups, "rows",
+                                      (json_int_t)res->parquet_rows, "columns_read", r->key.spec));
     return j;
 }
 

@@ -70,12 +70,13 @@ struct prep_split_result {
 struct prep_result {
     struct prep_split_result split[2]; /* train, val */
     int64_t files;
-    int64_t read;                 /* documents read (text files, JSON lines with text) */
-    int64_t skipped[JL_KINDS];    /* JSON lines without text, by kind ([JL_OK] unused) */
+    int64_t read;                 /* documents read (text files, JSON lines and Parquet rows with text) */
+    int64_t skipped[JL_KINDS];    /* JSON lines and Parquet rows without text, by kind ([JL_OK] unused) */
+    int64_t parquet_files, parquet_groups, parquet_rows; /* what was read of Parquet files */
     int64_t skipped_total;
     int64_t duplicates;           /* documents dropped as seen before */
     int64_t cut;                  /* documents --split cut into more than one */
-    char shown[PREP_SHOWN][700];  /* the first skipped lines: "FILE:LINE: why" */
+    char shown[PREP_SHOWN][700];  /* the first skipped lines: "FILE:LINE: why" ("FILE: row N: why") */
     int n_shown;
     double seconds;
 };

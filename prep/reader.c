@@ -6,13 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prep/parquet_input.h"
 #include "text/decompress.h"
 
-/* A file in flight: file % threads picks its slot, and a slot is taken
- * again only once the consumer is done with the file before. */
+/* A Parquet file open for its units, freed by the last of them. */
+struct shared_pq {
+    struct pq_input *p;
+    int refs;
+};
+
+/* A unit in flight: unit % threads picks its slot, and a slot is taken
+ * again only once the consumer is done with the unit before. */
 struct slot {
+    size_t unit;
     size_t file;
-    int claimed;
+    int group;             /* Parquet: a row group, or the hash (== the groups' count); -1: the whole file */
+    struct shared_pq *pq;
+    int claimed, done;
     struct block *head, *tail;
     size_t bytes;
     int failed;
@@ -21,30 +31,27 @@ struct slot {
 
 struct reader {
     const struct input_list *in;
+    const char *text_key;
     int threads;
     size_t block_bytes, queue_bytes, lead_bytes;
     pthread_mutex_t mu;
     pthread_cond_t more, room;
-    size_t next_claim, cur;
+    size_t next_claim, cur;   /* units: the next to claim, the one being taken from */
+    size_t claim_file;        /* the file whose units are being claimed */
+    struct shared_pq *claim_pq; /* that file, when Parquet and open */
+    int claim_group;
+    int opening;              /* a thread is opening claim_file's footer */
     int stop;
     struct slot *slots;
     pthread_t *tids;
     int started;
 };
 
-void block_free(struct block *b)
-{
-    if (b) {
-        free(b->data);
-        free(b);
-    }
-}
-
 /* Hands a block to the consumer, waiting while the slot is full. 0, or -1 when stopping. */
 static int push(struct reader *r, struct slot *s, struct block *b)
 {
     pthread_mutex_lock(&r->mu);
-    while (!r->stop && s->bytes >= (s->file == r->cur ? r->lead_bytes : r->queue_bytes))
+    while (!r->stop && s->bytes >= (s->unit == r->cur ? r->lead_bytes : r->queue_bytes))
         pthread_cond_wait(&r->room, &r->mu);
     int stop = r->stop;
     if (!stop) {
@@ -169,39 +176,144 @@ static int read_file(struct reader *r, struct slot *s, char *err, size_t errlen)
     return rc;
 }
 
+struct push_ctx {
+    struct reader *r;
+    struct slot *s;
+};
+
+static int push_to(void *ctx, struct block *b)
+{
+    struct push_ctx *p = ctx;
+    return push(p->r, p->s, b);
+}
+
+/* One unit's work: 0, or -1 with err (empty when stopping). */
+static int run_unit(struct reader *r, struct slot *s, char *err, size_t errlen)
+{
+    if (s->group < 0)
+        return read_file(r, s, err, errlen);
+    struct push_ctx ctx = {r, s};
+    if (s->group == pq_input_groups(s->pq->p))
+        return pq_input_hash(s->pq->p, s->file, push_to, &ctx, err, errlen);
+    return pq_input_group(s->pq->p, s->file, s->group, r->block_bytes, push_to, &ctx, err, errlen);
+}
+
+/* Under the lock: the claiming lets go of the file whose units are all claimed. */
+static void release_locked(struct reader *r)
+{
+    if (--r->claim_pq->refs == 0) {
+        pq_input_close(r->claim_pq->p);
+        free(r->claim_pq);
+    }
+    r->claim_pq = NULL;
+}
+
+static void release(struct reader *r, struct shared_pq *pq)
+{
+    if (!pq)
+        return;
+    pthread_mutex_lock(&r->mu);
+    int last = --pq->refs == 0;
+    pthread_mutex_unlock(&r->mu);
+    if (last) {
+        pq_input_close(pq->p);
+        free(pq);
+    }
+}
+
+/* Under the lock: claims the next unit into its slot (or, for a Parquet file
+ * not yet open, opens it first, the lock let go meanwhile). The slot, or
+ * NULL when there is nothing left or the reader stops. */
+static struct slot *claim(struct reader *r)
+{
+    for (;;) {
+        while (!r->stop && r->claim_file < r->in->n && (r->opening || r->next_claim >= r->cur + (size_t)r->threads))
+            pthread_cond_wait(&r->room, &r->mu);
+        if (r->stop || r->claim_file >= r->in->n)
+            return NULL;
+        const struct input_file *f = &r->in->v[r->claim_file];
+        struct slot *s = &r->slots[r->next_claim % (size_t)r->threads];
+        *s = (struct slot){.unit = r->next_claim, .file = r->claim_file, .group = -1, .claimed = 1};
+        if (f->format != INPUT_PARQUET) {
+            r->claim_file++;
+            r->next_claim++;
+            return s;
+        }
+        if (r->claim_pq) {
+            s->group = r->claim_group++;
+            s->pq = r->claim_pq;
+            s->pq->refs++;
+            if (r->claim_group > pq_input_groups(r->claim_pq->p)) {
+                release_locked(r);
+                r->claim_file++;
+            }
+            r->next_claim++;
+            return s;
+        }
+        s->claimed = 0;
+        r->opening = 1;
+        pthread_mutex_unlock(&r->mu);
+        char err[4400] = "";
+        struct shared_pq *pq = calloc(1, sizeof(*pq));
+        if (!pq)
+            snprintf(err, sizeof(err), "%s: out of memory", f->path);
+        else if (!(pq->p = pq_input_open(f->path, r->text_key, err, sizeof(err)))) {
+            free(pq);
+            pq = NULL;
+        }
+        pthread_mutex_lock(&r->mu);
+        r->opening = 0;
+        pthread_cond_broadcast(&r->room);
+        if (pq) {
+            pq->refs = 1; /* the claiming's own, let go with the file's last unit */
+            r->claim_pq = pq;
+            r->claim_group = 0;
+            continue;
+        }
+        /* the file's one unit: its error, reported when the consumer comes to it */
+        *s = (struct slot){.unit = r->next_claim++, .file = r->claim_file++, .group = -1, .claimed = 1,
+                           .failed = 1};
+        snprintf(s->err, sizeof(s->err), "%s", err);
+        pthread_cond_broadcast(&r->more);
+    }
+}
+
 static void *reader_thread(void *arg)
 {
     struct reader *r = arg;
     for (;;) {
         pthread_mutex_lock(&r->mu);
-        while (!r->stop && r->next_claim < r->in->n && r->next_claim >= r->cur + (size_t)r->threads)
-            pthread_cond_wait(&r->room, &r->mu);
-        if (r->stop || r->next_claim >= r->in->n) {
-            pthread_mutex_unlock(&r->mu);
-            return NULL;
-        }
-        size_t file = r->next_claim++;
-        struct slot *s = &r->slots[file % (size_t)r->threads];
-        *s = (struct slot){.file = file, .claimed = 1};
+        struct slot *s = claim(r);
+        while (s && s->failed)
+            s = claim(r);
         pthread_mutex_unlock(&r->mu);
+        if (!s)
+            return NULL;
         char err[4400] = "";
-        if (read_file(r, s, err, sizeof(err)) != 0) {
-            pthread_mutex_lock(&r->mu);
+        int rc = run_unit(r, s, err, sizeof(err));
+        release(r, s->pq);
+        pthread_mutex_lock(&r->mu);
+        if (rc != 0) {
             s->failed = 1;
             snprintf(s->err, sizeof(s->err), "%s", err);
-            pthread_cond_broadcast(&r->more);
-            pthread_mutex_unlock(&r->mu);
-        }
+        } else
+            s->done = 1;
+        pthread_cond_broadcast(&r->more);
+        pthread_mutex_unlock(&r->mu);
     }
 }
 
-struct reader *reader_start(const struct input_list *in, int threads, size_t block_bytes, size_t queue_bytes,
-                            size_t lead_bytes, char *err, size_t errlen)
+struct reader *reader_start(const struct input_list *in, const char *text_key, int threads, size_t block_bytes,
+                            size_t queue_bytes, size_t lead_bytes, char *err, size_t errlen)
 {
     struct reader *r = calloc(1, sizeof(*r));
+    int parquet = 0;
+    for (size_t i = 0; i < in->n; i++)
+        parquet |= in->v[i].format == INPUT_PARQUET;
     if (threads < 1)
         threads = 1;
-    if ((size_t)threads > in->n)
+    /* a Parquet file's row groups are units of their own: no fewer threads for one file */
+    if ((size_t)threads > in->n && !parquet)
         threads = in->n ? (int)in->n : 1;
     if (r) {
         r->slots = calloc((size_t)threads, sizeof(*r->slots));
@@ -216,7 +328,8 @@ struct reader *reader_start(const struct input_list *in, int threads, size_t blo
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    *r = (struct reader){.in = in, .threads = threads, .block_bytes = block_bytes, .queue_bytes = queue_bytes,
+    *r = (struct reader){.in = in, .text_key = text_key, .threads = threads, .block_bytes = block_bytes,
+                         .queue_bytes = queue_bytes,
                          .lead_bytes = lead_bytes > queue_bytes ? lead_bytes : queue_bytes, .slots = r->slots,
                          .tids = r->tids};
     pthread_mutex_init(&r->mu, NULL);
@@ -239,9 +352,9 @@ struct block *reader_next(struct reader *r, char *err, size_t errlen)
     err[0] = 0;
     pthread_mutex_lock(&r->mu);
     struct block *b = NULL;
-    while (r->cur < r->in->n) {
+    for (;;) {
         struct slot *s = &r->slots[r->cur % (size_t)r->threads];
-        if (s->claimed && s->file == r->cur) {
+        if (s->claimed && s->unit == r->cur) {
             if (s->head) {
                 b = s->head;
                 s->head = b->next;
@@ -249,10 +362,6 @@ struct block *reader_next(struct reader *r, char *err, size_t errlen)
                     s->tail = NULL;
                 s->bytes -= b->len;
                 b->next = NULL;
-                if (b->last) {
-                    s->claimed = 0;
-                    r->cur++;
-                }
                 pthread_cond_broadcast(&r->room);
                 break;
             }
@@ -260,7 +369,14 @@ struct block *reader_next(struct reader *r, char *err, size_t errlen)
                 snprintf(err, errlen, "%s", s->err);
                 break;
             }
-        }
+            if (s->done) {
+                s->claimed = 0;
+                r->cur++;
+                pthread_cond_broadcast(&r->room);
+                continue;
+            }
+        } else if (r->cur == r->next_claim && r->claim_file >= r->in->n && !r->opening)
+            break;
         pthread_cond_wait(&r->more, &r->mu);
     }
     pthread_mutex_unlock(&r->mu);
@@ -283,6 +399,10 @@ void reader_stop(struct reader *r)
             n = b->next;
             block_free(b);
         }
+    if (r->claim_pq && --r->claim_pq->refs == 0) {
+        pq_input_close(r->claim_pq->p);
+        free(r->claim_pq);
+    }
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->more);
     pthread_cond_destroy(&r->room);

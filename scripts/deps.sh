@@ -14,13 +14,15 @@
 # validator for tests/openapi.sh (an npm package pinned by
 # tests/openapi/package-lock.json, installed once into
 # var/cache/openapi-validator; npm's cache is var/cache/npm/.npm, as for
-# the corpus, so a second machine state reuses what it fetched).
+# the corpus, so a second machine state reuses what it fetched), and the
+# independent Parquet writer and reader of tests/parquet_npm.sh
+# (tests/parquet/package-lock.json, into var/cache/parquet-npm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# cod-prep reads compressed inputs with zlib, libzstd and liblzma and runs
-# SentencePiece models with libsentencepiece
+# cod-prep reads compressed inputs with zlib, libzstd and liblzma, Parquet
+# pages with libsnappy too, and runs SentencePiece models with libsentencepiece
 pkgs=(build-essential libopenblas-openmp-dev libjansson-dev libpcre2-dev libicu-dev libssl-dev libsqlite3-dev libmicrohttpd-dev libcurl4-openssl-dev curl nodejs npm ca-certificates
-      zlib1g-dev libzstd-dev liblzma-dev libsentencepiece-dev)
+      zlib1g-dev libzstd-dev liblzma-dev libsnappy-dev libsentencepiece-dev)
 [ "${1:-}" = test ] && pkgs+=(chromium systemd sqlite3 clang libclang-rt-14-dev libomp-dev gzip zstd xz-utils sentencepiece)
 [ "${1:-}" = corpus-extended ] && pkgs+=(libsword-utils xz-utils)
 missing=()
@@ -41,13 +43,18 @@ if [ ${#want[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${want[@]}"
 fi
 [ "${1:-}" = test ] || exit 0
-dir=var/cache/openapi-validator
-if ! cmp -s tests/openapi/package-lock.json "$dir/package-lock.json" ||
-    [ ! -f "$dir/node_modules/@seriousme/openapi-schema-validator/package.json" ]; then
-    echo "deps: installing the OpenAPI validator into $dir"
-    rm -rf "$dir"
-    mkdir -p "$dir" var/cache/npm
-    cp tests/openapi/package.json tests/openapi/package-lock.json "$dir/"
-    (cd "$dir" && npm_config_cache="$PWD/../npm/.npm" npm_config_update_notifier=false \
-        npm ci --prefer-offline --no-audit --no-fund --silent)
-fi
+# npm_ci SOURCE_DIR DEST_DIR CHECK_FILE: installs SOURCE_DIR's locked packages
+# into DEST_DIR unless they are there already
+npm_ci() {
+    local src=$1 dir=$2 check=$3
+    if ! cmp -s "$src/package-lock.json" "$dir/package-lock.json" || [ ! -f "$dir/node_modules/$check" ]; then
+        echo "deps: installing $src's npm packages into $dir"
+        rm -rf "$dir"
+        mkdir -p "$dir" var/cache/npm
+        cp "$src/package.json" "$src/package-lock.json" "$dir/"
+        (cd "$dir" && npm_config_cache="$PWD/../npm/.npm" npm_config_update_notifier=false \
+            npm ci --prefer-offline --no-audit --no-fund --silent)
+    fi
+}
+npm_ci tests/openapi var/cache/openapi-validator @seriousme/openapi-schema-validator/package.json
+npm_ci tests/parquet var/cache/parquet-npm parquet-wasm/package.json

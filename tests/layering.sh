@@ -6,9 +6,10 @@
 cd "$(dirname "$0")/.." && . tests/lib.sh
 # part: the parts it may include besides itself (build/ is generated code)
 declare -A may=(
-    [common]="" [spec]="common" [kernels]="" [trainer]="kernels spec common" [text]="common"
-    [prep]="text common" [schema]="common" [report]="spec" [api]="schema spec report common"
-    [daemon]="api schema common" [worker]="trainer kernels spec text common" [clients]="common"
+    [common]="" [parquet]="common" [spec]="common" [kernels]="" [trainer]="kernels spec common"
+    [text]="common" [prep]="text parquet common" [schema]="common" [report]="spec"
+    [api]="schema spec report common" [daemon]="api schema common"
+    [worker]="trainer kernels spec text common" [clients]="common"
 )
 bad=()
 for part in "${!may[@]}"; do
@@ -26,7 +27,7 @@ check "the folders are the table's (no part left out of it)" \
 # Every global symbol the trainer, the kernels and the tokenizers define
 # (objects of sources that still exist: a build folder may hold older ones).
 objs=()
-for src in trainer/*.c kernels/*.c kernels/cpu/*.c text/*.c prep/*.c kernels/cuda/*.cu; do
+for src in trainer/*.c kernels/*.c kernels/cpu/*.c text/*.c prep/*.c parquet/*.c kernels/cuda/*.cu; do
     for o in "build/rel/${src%.c}.o" "build/cuda/${src%.cu}.o"; do [ -f "$o" ] && objs+=("$o"); done
 done
 syms=$(nm -g --defined-only "${objs[@]}" | awk 'NF == 3 && $3 != "main" {print $3}' | sort -u)
@@ -37,10 +38,10 @@ check "cod-server defines none of their symbols" test -z "$leaked"
 [ -n "$leaked" ] && echo "$leaked" | head -5 | sed 's/^/  /'
 check "cod-server does not load OpenBLAS or OpenMP" bash -c "! ldd bin/cod-server | grep -E 'openblas|gomp'"
 check "cod-worker does (the check can tell)" bash -c "ldd bin/cod-worker | grep -q openblas"
-# the tokenizers' libraries stay out of the server (libcurl, which the
+# the tokenizers' and Parquet's libraries stay out of the server (libcurl, which the
 # server does not link, may load libzstd for itself)
-check "cod-server links no library of the tokenizers' (sentencepiece, ICU, zstd, lzma, PCRE2)" \
-    bash -c "! readelf -d bin/cod-server | grep NEEDED | grep -E 'sentencepiece|icu|zstd|lzma|pcre2'"
+check "cod-server links no library of the tokenizers' (sentencepiece, ICU, zstd, lzma, PCRE2, snappy)" \
+    bash -c "! readelf -d bin/cod-server | grep NEEDED | grep -E 'sentencepiece|icu|zstd|lzma|pcre2|snappy'"
 check "cod-prep and cod-worker do (the check can tell)" \
     bash -c "readelf -d bin/cod-prep | grep NEEDED | grep -q sentencepiece && readelf -d bin/cod-worker | grep NEEDED | grep -q sentencepiece"
 
