@@ -69,8 +69,5 @@ struct pq_rows *pq_rows_open(const char *path, const char *const *columns, size_
 int pq_rows_next(struct pq_rows *r, json_t **row, char *err, size_t errlen);
 void pq_rows_close(struct pq_rows *r);
 
-/* Whether n bytes are UTF-8 (overlong forms, surrogates and code points
- * past U+10FFFF are not). */
-int pq_utf8_valid(const char *s, size_t n);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "parquet/column.h"
 
 /* a list longer than this is an error: no dataset row holds one, and a
@@ -134,7 +135,7 @@ static json_t *value_json(const struct pq_rows *r, const struct field *x, const 
     json_t *j = NULL;
     switch (e->type) {
     case PQ_BYTE_ARRAY:
-        if (!pq_utf8_valid(v->s, v->len)) {
+        if (!utf8_valid(v->s, v->len)) {
             row_error(r, x, "a string that is not UTF-8", err, errlen);
             return NULL;
         }

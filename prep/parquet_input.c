@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "parquet/parquet.h"
 #include "text/sha256.h"
 
@@ -107,6 +108,19 @@ static int add_row(struct filling *x, const char *s, size_t len, enum row_kind k
     return 0;
 }
 
+/* The block being filled, on to the reader; 0, or -1 when it stops (err
+ * empty: the stop is not this file's fault) */
+static int hand_on(struct filling *x, struct pq_text *t, pq_push push, void *ctx, char *err)
+{
+    x->b->stored_end = pq_text_offset(t);
+    struct block *b = x->b;
+    x->b = NULL;
+    if (push(ctx, b) == 0)
+        return 0;
+    err[0] = 0;
+    return -1;
+}
+
 int pq_input_group(struct pq_input *p, size_t file, int g, size_t block_bytes, pq_push push, void *ctx, char *err,
                    size_t errlen)
 {
@@ -125,33 +139,19 @@ int pq_input_group(struct pq_input *p, size_t file, int g, size_t block_bytes, p
             rc = -1;
             break;
         }
-        enum row_kind kind = !s ? ROW_NULL : !len ? ROW_EMPTY : pq_utf8_valid(s, len) ? ROW_TEXT : ROW_NOT_UTF8;
+        enum row_kind kind = !s ? ROW_NULL : !len ? ROW_EMPTY : utf8_valid(s, len) ? ROW_TEXT : ROW_NOT_UTF8;
         if (add_row(&x, s, len, kind) != 0) {
             snprintf(err, errlen, "%s: out of memory for a text of %zu bytes (row %lld)", path, len, (long long)row);
             rc = -1;
         }
         row++;
-        if (rc == 0 && x.b->len >= block_bytes) {
-            x.b->stored_end = pq_text_offset(t);
-            struct block *b = x.b;
-            x.b = NULL;
-            if (push(ctx, b) != 0) {
-                err[0] = 0;
-                rc = -1;
-            }
-        }
+        if (rc == 0 && x.b->len >= block_bytes)
+            rc = hand_on(&x, t, push, ctx, err);
     }
     if (rc == 0 && k < 0)
         rc = -1;
-    if (rc == 0 && x.b) {
-        x.b->stored_end = pq_text_offset(t);
-        struct block *b = x.b;
-        x.b = NULL;
-        if (push(ctx, b) != 0) {
-            err[0] = 0;
-            rc = -1;
-        }
-    }
+    if (rc == 0 && x.b)
+        rc = hand_on(&x, t, push, ctx, err);
     block_free(x.b);
     pq_text_close(t);
     return rc;

@@ -6,7 +6,7 @@
 #include <unicode/unorm2.h>
 #include <unicode/ustring.h>
 
-#include "text/utf8.h"
+#include "common/utf8.h"
 
 /* One valid run: to UTF-16, normalized, back. */
 static int normalize_run(const UNormalizer2 *nfc, const unsigned char *p, size_t n,

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "text/utf8.h"
+#include "common/utf8.h"
 
 pcre2_code *pretok_compile(const char *pattern, char *msg, size_t msglen)
 {

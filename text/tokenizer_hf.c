@@ -33,7 +33,7 @@
 #include "text/nfc.h"
 #include "text/tokenizer_hf.h"
 #include "text/tokenizer_impl.h"
-#include "text/utf8.h"
+#include "common/utf8.h"
 
 struct hf_session {
     struct pretok pt;

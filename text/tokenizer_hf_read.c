@@ -8,7 +8,7 @@
 
 #include "text/nfc.h"
 #include "text/tokenizer_hf.h"
-#include "text/utf8.h"
+#include "common/utf8.h"
 
 #define GPT2_REGEX "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 

@@ -21,7 +21,7 @@
 #include "text/bpe.h"
 #include "text/strmap.h"
 #include "text/tokenizer_impl.h"
-#include "text/utf8.h"
+#include "common/utf8.h"
 
 #define LLAMA_VOCAB_FILE "llama-vocab.txt"
 #define LLAMA_MERGES_FILE "llama-merges.bin"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "parquet/parquet.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -75,7 +76,7 @@ static void texts(const char *path, size_t size)
                     if (s && n > size)
                         fuzz_die("a string of %zu bytes from a file of %zu", n, size);
                     if (s)
-                        pq_utf8_valid(s, n);
+                        utf8_valid(s, n);
                     seen++;
                 }
                 if (!t || k < 0)

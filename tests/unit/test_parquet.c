@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "parquet/codec.h"
 #include "parquet/meta.h"
 #include "parquet/parquet.h"
@@ -227,9 +228,9 @@ static void test_round_trip(void)
 
 static void test_utf8(void)
 {
-    CHECK(pq_utf8_valid("plain ascii text, long enough for words", 39), "ascii");
-    CHECK(pq_utf8_valid("\xce\xb4\xf0\x9f\x98\x80", 6), "greek and an emoji");
-    CHECK(!pq_utf8_valid("\xc0\xaf", 2) && !pq_utf8_valid("\xed\xa0\x80", 3) && !pq_utf8_valid("ab\xf0\x9f\x98", 5),
+    CHECK(utf8_valid("plain ascii text, long enough for words", 39), "ascii");
+    CHECK(utf8_valid("\xce\xb4\xf0\x9f\x98\x80", 6), "greek and an emoji");
+    CHECK(!utf8_valid("\xc0\xaf", 2) && !utf8_valid("\xed\xa0\x80", 3) && !utf8_valid("ab\xf0\x9f\x98", 5),
           "overlong, a surrogate, cut short");
 }
 

@@ -1,9 +1,12 @@
-/* UTF-8 validation, one sequence at a time: the tokenizers encode invalid
- * bytes apart so that every text round-trips. */
-#ifndef COD_TEXT_UTF8_H
-#define COD_TEXT_UTF8_H
+/* UTF-8 validation: one sequence at a time (the tokenizers encode invalid
+ * bytes apart so that every text round-trips), or a whole text (Parquet's
+ * strings, which must be UTF-8). */
+#ifndef COD_COMMON_UTF8_H
+#define COD_COMMON_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 if the bytes there
  * are not one (overlong forms, surrogates and values past U+10FFFF are not). */
@@ -33,6 +36,28 @@ static inline size_t utf8_len(const unsigned char *p, size_t n)
     if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
         return 0;
     return k;
+}
+
+/* 1 if the n bytes at s are UTF-8 throughout; ASCII goes eight bytes at a time */
+static inline int utf8_valid(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        while (end - p >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            if (w & 0x8080808080808080ull)
+                break;
+            p += 8;
+        }
+        if (p >= end)
+            break;
+        size_t k = utf8_len(p, (size_t)(end - p));
+        if (!k)
+            return 0;
+        p += k;
+    }
+    return 1;
 }
 
 #endif
