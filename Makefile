@@ -39,6 +39,9 @@ LIB_LIBS = $(BLAS) -ljansson -lcrypto -lm -fopenmp -lpthread
 TEXT_SRC  = $(wildcard text/*.c)
 TEXT_CXX  = $(wildcard text/*.cc)
 TEXT_LIBS = -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++
+# Instruction data and a run's start (sft/): records read, rendered and
+# tokenized into row sets for the trainer, linked into cod-train and cod-worker.
+SFT_SRC   = $(wildcard sft/*.c)
 # cod-prep's own code: the pipeline from input files to token shards.
 PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c))
 PREP_LIBS = -ljansson $(TEXT_LIBS) -lm -fopenmp -lpthread
@@ -62,6 +65,8 @@ REL_LIB   = $(call obj,rel,$(LIB_SRC))
 SAN_LIB   = $(call obj,san,$(LIB_SRC))
 REL_TEXT  = $(call obj,rel,$(TEXT_SRC)) $(patsubst %.cc,build/rel/%.o,$(TEXT_CXX))
 SAN_TEXT  = $(call obj,san,$(TEXT_SRC)) $(patsubst %.cc,build/san/%.o,$(TEXT_CXX))
+REL_SFT   = $(call obj,rel,$(SFT_SRC))
+SAN_SFT   = $(call obj,san,$(SFT_SRC))
 REL_PREP  = $(call obj,rel,$(PREP_SRC) $(COMMON_SRC)) $(REL_TEXT)
 SAN_PREP  = $(call obj,san,$(PREP_SRC)) $(SAN_TEXT)
 SAN64_LIB = $(call obj,san64,$(LIB_SRC))
@@ -99,7 +104,7 @@ endif
 
 all: $(PROGRAMS) $(CUDA_OBJ)
 
-bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
+bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_SFT) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CUDA_LIBS)
 
@@ -107,7 +112,7 @@ bin/cod-analyze: build/rel/worker/cod_analyze.o build/rel/worker/device.o $(REL_
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CUDA_LIBS)
 
-bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
+bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_SFT) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
 
@@ -198,18 +203,23 @@ build/test-lib/faulty_vfs.so: tests/faulty_vfs.c tests/faulty_vfs.h
 
 # The worker tests link the worker's objects and libcurl.
 WORKER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_worker*.c))
-$(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_LIB) $(SAN_TEXT)
+$(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_SFT) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS)
 
 # cod-worker built with the sanitizers, for tests/worker_sanitized.sh.
-build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_LIB) $(SAN_TEXT)
+build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_SFT) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS)
 
 build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
+
+# The instruction data's tests link sft/ and text/.
+build/tests/test_sft: build/tests/%: build/san/tests/unit/%.o $(SAN_SFT) $(SAN_LIB) $(SAN_TEXT)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS)
 
 # The tokenizer and cod-prep tests, and the benchmarks of both, link prep/ and text/.
 PREP_TESTS = build/tests/test_prep build/tests/test_tokenizer
@@ -278,6 +288,7 @@ build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/d
 build/emu/bin/cod-analyze: build/emu/obj/worker/cod_analyze.o build/emu/obj/worker/device.o
 # the trainer's programs tokenize (evaluation tasks, instruction data)
 build/emu/bin/cod-train build/emu/bin/cod-analyze $(EMU_WORKER): $(SAN_TEXT)
+build/emu/bin/cod-train $(EMU_WORKER): $(call obj,emu/obj,$(SFT_SRC))
 build/emu/bin/cod-train build/emu/bin/cod-analyze: EMU_EXTRA_LIBS = $(TEXT_LIBS)
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 build/emu/bin/bench_attention_cuda: build/emu/obj/bench/gpu/bench_attention_cuda.o

@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include "spec/finetune.h"
+
 /* json_object_set_new takes ownership even on failure and refuses a NULL
  * value, so a chain of sets needs only one check at the end. */
 static int put(json_t *o, const char *key, json_t *v)
@@ -19,8 +21,15 @@ json_t *spec_to_json(const struct job_spec *s)
            *res = json_object();
     int bad = !root;
     bad |= put(root, "name", json_string(s->name));
-    bad |= put(root, "model", model);
-    bad |= put(root, "norm", norm);
+    /* left out until the worker has read them from the starting checkpoint */
+    if (s->model_from_init)
+        json_decref(model), model = NULL;
+    else
+        bad |= put(root, "model", model);
+    if (s->norm_from_init)
+        json_decref(norm), norm = NULL;
+    else
+        bad |= put(root, "norm", norm);
     bad |= put(root, "data", data);
     bad |= put(root, "train", train);
     bad |= put(root, "eval", eval);
@@ -30,44 +39,60 @@ json_t *spec_to_json(const struct job_spec *s)
     bad |= put(root, "resources", res);
     bad |= put(root, "priority", json_integer(s->priority));
     bad |= put(root, "max_attempts", json_integer(s->max_attempts));
+    bad |= finetune_to_json(s, root);
     if (bad) {
         json_decref(root);
         return NULL;
     }
-    bad |= put(model, "preset", json_string(s->model.preset));
-    bad |= put(model, "dim", json_integer(s->model.dim));
-    bad |= put(model, "n_layers", json_integer(s->model.n_layers));
-    bad |= put(model, "n_heads", json_integer(s->model.n_heads));
-    bad |= put(model, "ffn_dim", json_integer(s->model.ffn_dim));
-    /* An unknown vocab (0) is left out: it is not a valid value to parse. */
-    if (s->model.vocab > 0)
-        bad |= put(model, "vocab", json_integer(s->model.vocab));
-    bad |= put(model, "embed_std", json_real(s->model.embed_std));
+    if (model) {
+        bad |= put(model, "preset", json_string(s->model.preset));
+        bad |= put(model, "dim", json_integer(s->model.dim));
+        bad |= put(model, "n_layers", json_integer(s->model.n_layers));
+        bad |= put(model, "n_heads", json_integer(s->model.n_heads));
+        bad |= put(model, "ffn_dim", json_integer(s->model.ffn_dim));
+        /* An unknown vocab (0) is left out: it is not a valid value to parse. */
+        if (s->model.vocab > 0)
+            bad |= put(model, "vocab", json_integer(s->model.vocab));
+        bad |= put(model, "embed_std", json_real(s->model.embed_std));
+        /* a pretrained model's own, only where they differ from cod's */
+        if (s->model.rope_theta != 10000.0)
+            bad |= put(model, "rope_theta", json_real(s->model.rope_theta));
+        if (s->model.norm_eps != 1e-6)
+            bad |= put(model, "norm_eps", json_real(s->model.norm_eps));
+    }
 
     const struct norm_variant *n = &s->norm;
     int values[VARIANT_N_ENUMS] = {n->placement, n->ln_scale, n->lns_position, n->lns_sublayers,
                                    n->residual, n->init, n->gains};
-    bad |= put(norm, "base", json_string(n->name));
-    for (int i = 0; i < VARIANT_N_ENUMS; i++) {
-        const char *name = variant_enum_name(variant_enum_field(i), values[i]);
-        bad |= !name || put(norm, variant_enum_field(i), json_string(name));
+    if (norm) {
+        bad |= put(norm, "base", json_string(n->name));
+        for (int i = 0; i < VARIANT_N_ENUMS; i++) {
+            const char *name = variant_enum_name(variant_enum_field(i), values[i]);
+            bad |= !name || put(norm, variant_enum_field(i), json_string(name));
+        }
+        bad |= put(norm, "mix_post_layers", json_integer(n->mix_post_layers));
+        bad |= put(norm, "residual_alpha", json_real(n->residual_alpha));
+        bad |= put(norm, "branch_init", json_real(n->branch_init));
+        bad |= put(norm, "init_std", json_real(n->init_std));
     }
-    bad |= put(norm, "mix_post_layers", json_integer(n->mix_post_layers));
-    bad |= put(norm, "residual_alpha", json_real(n->residual_alpha));
-    bad |= put(norm, "branch_init", json_real(n->branch_init));
-    bad |= put(norm, "init_std", json_real(n->init_std));
 
+    bad |= put(data, "format", json_string(spec_format_name(s->format)));
     bad |= put(data, "train", json_string(s->train_glob));
     bad |= put(data, "val", json_string(s->val_glob));
     bad |= put(data, "packing", json_string(spec_packing_name(s->packing)));
 
     const struct train_cfg *t = &s->train;
-    bad |= put(train, "steps", json_integer(t->steps));
+    /* epochs stand in for steps, which the data gives at the start of each run */
+    if (t->epochs > 0)
+        bad |= put(train, "epochs", json_real(t->epochs));
+    else
+        bad |= put(train, "steps", json_integer(t->steps));
     bad |= put(train, "seq_len", json_integer(t->seq_len));
     bad |= put(train, "batch_seqs", json_integer(t->batch_seqs));
     bad |= put(train, "micro_batch", json_integer(t->micro_batch));
     bad |= put(train, "lr", json_real(t->lr));
-    bad |= put(train, "warmup", json_integer(t->warmup));
+    if (t->warmup >= 0)
+        bad |= put(train, "warmup", json_integer(t->warmup));
     bad |= put(train, "min_lr_ratio", json_real(t->min_lr_ratio));
     bad |= put(train, "beta1", json_real(t->beta1));
     bad |= put(train, "beta2", json_real(t->beta2));
@@ -77,6 +102,7 @@ json_t *spec_to_json(const struct job_spec *s)
     /* Parsed seeds are at most 2^63-1, so the cast is exact for them. */
     bad |= put(train, "seed", json_integer((json_int_t)t->seed));
     bad |= put(train, "precision", json_string(spec_precision_name(t->precision)));
+    bad |= put(train, "schedule", json_string(spec_schedule_name(t->schedule)));
 
     bad |= put(eval, "every", json_integer(s->eval_every));
     bad |= put(eval, "tokens", json_integer(s->eval_tokens));
@@ -110,7 +136,9 @@ int spec_upgrade(json_t *spec)
     return fill(spec, "model", "embed_std", json_real(sqrt(0.4))) |
            fill(spec, "norm", "gains", json_string("learned")) |
            fill(spec, "data", "packing", json_string("stream")) |
-           fill(spec, "train", "precision", json_string("mixed"));
+           fill(spec, "data", "format", json_string("shards")) |
+           fill(spec, "train", "precision", json_string("mixed")) |
+           fill(spec, "train", "schedule", json_string("cosine"));
 }
 
 int64_t spec_param_count(const struct job_spec *s)

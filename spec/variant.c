@@ -110,3 +110,12 @@ const char *variant_enum_choices(const char *field)
         snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? ", " : "", f->values[i]);
     return buf;
 }
+
+int variant_same(const struct norm_variant *a, const struct norm_variant *b)
+{
+    return a->placement == b->placement && a->mix_post_layers == b->mix_post_layers &&
+           a->ln_scale == b->ln_scale && a->lns_position == b->lns_position &&
+           a->lns_sublayers == b->lns_sublayers && a->residual == b->residual &&
+           a->residual_alpha == b->residual_alpha && a->branch_init == b->branch_init &&
+           a->init == b->init && a->init_std == b->init_std;
+}

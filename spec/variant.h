@@ -34,6 +34,9 @@ struct norm_variant {
 
 /* Fills *v with a preset; -1 if the name is unknown. */
 int variant_preset(const char *name, struct norm_variant *v);
+/* Whether two variants' blocks compute the same (their settings but the
+ * gains, which name no variant, and the name). */
+int variant_same(const struct norm_variant *a, const struct norm_variant *b);
 /* Comma-separated preset names, for error messages. */
 const char *variant_preset_names(void);
 

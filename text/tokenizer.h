@@ -81,6 +81,11 @@ uint32_t tokenizer_doc_token(const struct tokenizer *t);
 int tokenizer_doc_token_at(const struct tokenizer *t);
 /* The id that pads a sequence, -1 when the tokenizer has none. */
 int64_t tokenizer_pad_token(const struct tokenizer *t);
+/* The end-of-text token a model's answer ends with (instruction data, sft/):
+ * llama's </s> (2), a SentencePiece model's </s>, a tokenizer.json's </s>,
+ * <|endoftext|> or <|end_of_text|>; else the doc token (gpt2's
+ * <|endoftext|>, bytes' 256). */
+uint32_t tokenizer_end_token(const struct tokenizer *t);
 /* Whether a document may be cut at tok_split_point() and its pieces
  * encoded apart; 0: it must be encoded whole. */
 int tokenizer_can_cut(const struct tokenizer *t);

@@ -469,6 +469,16 @@ static const char *template_first(json_t *pp)
     return json_is_string(id) ? json_string_value(id) : NULL;
 }
 
+/* The end of an answer: the first of these the file adds (else the doc token). */
+static uint32_t end_token(json_t *root)
+{
+    static const char *const known[] = {"</s>", "<|endoftext|>", "<|end_of_text|>"};
+    uint32_t id = UINT32_MAX;
+    for (size_t i = 0; id == UINT32_MAX && i < 3; i++)
+        id = added_id(root, known[i]);
+    return id;
+}
+
 static int read_doc_token(struct hf *h, json_t *root, struct rd *r)
 {
     const char *first = template_first(json_object_get(root, "post_processor"));
@@ -692,6 +702,8 @@ int hf_open(struct tokenizer *t, const char *source, unsigned flags, char *err, 
         rc = read_model(h, root, &r);
     if (rc == 0)
         rc = read_doc_token(h, root, &r);
+    if (rc == 0 && (t->end_token = end_token(root)) >= h->vocab)
+        t->end_token = UINT32_MAX;
     if (rc == 0 && pattern)
         rc = compile_regex(h, pattern, &r);
     json_decref(root);

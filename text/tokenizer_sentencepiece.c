@@ -79,6 +79,7 @@ int sentencepiece_open(struct tokenizer *t, const char *model, unsigned flags, c
     t->doc_token = (uint32_t)(bos >= 0 ? bos : eos);
     t->doc_at = bos >= 0 ? TOK_DOC_START : TOK_DOC_END;
     t->pad_token = spm_pad_id(m);
+    t->end_token = (uint32_t)(eos >= 0 ? eos : bos);
     t->cuts = 0;
     t->impl = m;
     t->encode = spm_tok_encode;

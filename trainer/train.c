@@ -14,6 +14,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
 #include "trainer/eval.h"
+#include "trainer/hf_load.h"
 #include "trainer/metrics_log.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
@@ -23,6 +24,8 @@
 
 struct run {
     const struct job_spec *spec;
+    const struct train_opts *opts;
+    const struct loader *heldout; /* the statistics' batch: val, or train without one */
     const struct train_hooks *hooks;
     const char *out_dir;
     struct metrics_log log;
@@ -92,9 +95,9 @@ static void evaluate(struct run *r, long step)
 static void layer_stats(struct run *r, long step, int with_grads)
 {
     int T = r->spec->train.seq_len, B = r->m.max_B;
-    if (B > r->val.n_chunks)
-        B = (int)r->val.n_chunks;
-    loader_rows(&r->val, 0, B, r->tok, r->tgt);
+    if (B > r->heldout->n_chunks)
+        B = (int)r->heldout->n_chunks;
+    loader_rows(r->heldout, 0, B, r->tok, r->tgt);
     model_forward(&r->m, r->tok, r->tgt, B, 0);
     struct rows real_rows;
     rows_of(&real_rows, r->tgt, B, T, r->pack);
@@ -119,7 +122,8 @@ static int save(struct run *r, long step, char *err, size_t errlen)
     struct train_state st = {.step = step,
                              .samples = (long long)step * r->spec->train.batch_seqs,
                              .tokens = r->tokens,
-                             .seed = r->spec->train.seed};
+                             .seed = r->spec->train.seed,
+                             .final = step == r->spec->train.steps};
     if (checkpoint_save(r->out_dir, &r->m, r->adam_m, r->adam_v, &st, r->spec_json,
                         r->spec->checkpoint_keep, err, errlen)) {
         r->fault = 1; /* the machine's disk, not the experiment: another attempt may do */
@@ -201,7 +205,8 @@ struct model_config train_model_config(const struct job_spec *s)
     return (struct model_config){.dim = s->model.dim, .n_layers = s->model.n_layers,
                                  .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
                                  .vocab = s->model.vocab, .seq_len = s->train.seq_len,
-                                 .norm = s->norm, .rope_theta = 10000, .norm_eps = 1e-6,
+                                 .norm = s->norm, .rope_theta = s->model.rope_theta,
+                                 .norm_eps = s->model.norm_eps,
                                  .embed_std = s->model.embed_std,
                                  .bf16 = s->train.precision == PRECISION_BF16};
 }
@@ -217,14 +222,26 @@ static int setup(struct run *r, char *err, size_t errlen)
                  s->train.batch_seqs, r->world, s->train.micro_batch);
         return -1;
     }
-    if (loader_open_spec(&r->train, s, s->train_glob, "data.train", err, errlen) ||
-        loader_open_spec(&r->val, s, s->val_glob, "data.val", err, errlen))
+    if (s->format == FORMAT_INSTRUCTIONS && !r->opts->train_rows) {
+        snprintf(err, errlen, "data.format \"instructions\": no rows were made of the records");
         return -1;
+    }
+    int T = s->train.seq_len;
+    if (r->opts->train_rows
+            ? loader_open_rows(&r->train, r->opts->train_rows, T, s->train.seed, r->opts->pad, err,
+                               errlen) ||
+                  (r->opts->val_rows && loader_open_rows(&r->val, r->opts->val_rows, T, 0,
+                                                         r->opts->pad, err, errlen))
+            : loader_open_spec(&r->train, s, s->train_glob, "data.train", err, errlen) ||
+                  loader_open_spec(&r->val, s, s->val_glob, "data.val", err, errlen))
+        return -1;
+    /* without held-out rows the statistics take training's first rows */
+    r->heldout = r->val.n_chunks ? &r->val : &r->train;
     struct model_config c = train_model_config(s);
     if (model_create(&r->m, o, &c, s->train.micro_batch, err, errlen))
         return -1;
     size_t n = r->m.n_params, bt = (size_t)s->train.micro_batch * s->train.seq_len;
-    if (s->packing == PACKING_DOCUMENTS && s->stats_every > 0 &&
+    if (spec_rows_partial(s) && s->stats_every > 0 &&
         rows_alloc(o, r->pack, bt * (size_t)s->model.dim)) {
         snprintf(err, errlen, "out of memory on %s for the statistics' batch without its pads",
                  o->name);
@@ -281,7 +298,7 @@ static void sum_grads(void *ctx, size_t lo, size_t hi)
 static double batch_targets(const struct run *r, long step)
 {
     const struct job_spec *s = r->spec;
-    if (s->packing != PACKING_DOCUMENTS)
+    if (!r->train.partial)
         return (double)s->train.batch_seqs * s->train.seq_len;
     double count = 0;
     for (int i = 0; i < s->train.batch_seqs; i++)
@@ -324,7 +341,8 @@ static double update(struct run *r, long step, int with_stats, double *count, do
     r->comm->wait(r->comm);
     if (with_stats)
         o->copy(r->before, r->m.params, r->m.n_params);
-    *lr = schedule_lr(s->train.lr, s->train.warmup, s->train.steps, s->train.min_lr_ratio, step);
+    *lr = schedule_lr(s->train.schedule, s->train.lr, s->train.warmup, s->train.steps,
+                      s->train.min_lr_ratio, step);
     struct adam_extra x = {.grad_scale = slots / *count,
                            .bf16 = s->train.precision == PRECISION_BF16,
                            .ranges = r->m.learn_ranges, .n_ranges = r->m.n_learn_ranges};
@@ -402,7 +420,7 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
         return -1;
     if (s->analysis_prune) {
         struct prune_result p;
-        if (prune_run(&r->m, &r->val, s->eval_tokens, &p, err, errlen))
+        if (prune_run(&r->m, r->heldout, s->eval_tokens, &p, err, errlen))
             return -1;
         for (int l = 1; l <= p.n_layers; l++) {
             emit(r, step, "prune/delta_loss", l, prune_delta_loss(&p, l));
@@ -417,7 +435,7 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
     }
     if (s->analysis_angular) {
         struct angular_result a;
-        if (angular_run(&r->m, &r->val, s->eval_tokens, &a, err, errlen))
+        if (angular_run(&r->m, r->heldout, s->eval_tokens, &a, err, errlen))
             return -1;
         char name[32];
         for (int l = 1; l <= a.n_layers; l++)
@@ -451,6 +469,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     struct run r;
     memset(&r, 0, sizeof(r));
     r.spec = spec;
+    r.opts = opts;
     r.hooks = hooks;
     r.out_dir = out_dir;
     r.m.ops = opts->ops;
@@ -467,6 +486,11 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     int resumed = resume_gang(&r, opts->resume, &step, err, errlen);
     if (resumed < 0 || machine_fault(&r, step, err, errlen))
         goto out;
+    /* every rank reads the same start, so no broadcast is needed */
+    if (!resumed && opts->init_from &&
+        (opts->init_hf ? hf_load_weights(opts->init_from, &r.m, err, errlen)
+                       : checkpoint_load_weights(opts->init_from, &r.m, err, errlen)))
+        goto out;
     if (r.rank == 0 && metrics_log_open(&r.log, out_dir, resumed ? step : -1, err, errlen))
         goto out;
     char gang[48] = "";
@@ -478,7 +502,13 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         resumed ? " (resumed)" : "");
     if (resumed)
         say(&r, "resumed at step %ld", step);
+    else if (opts->init_from)
+        say(&r, "weights from %s (%s); the optimizer starts fresh", opts->init_from,
+            opts->init_hf ? "a Hugging Face folder" : "a cod checkpoint");
     if (!resumed) {
+        /* the data gave the steps of train.epochs: the server learns the run's length */
+        if (spec->train.epochs > 0)
+            emit(&r, 0, "train/steps", -1, (double)spec->train.steps);
         if (spec->eval_every > 0)
             evaluate(&r, 0);
         if (spec->stats_every > 0 && r.rank == 0)

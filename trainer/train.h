@@ -36,6 +36,17 @@ struct train_opts {
     struct comm *comm;
     int resume;                 /* continue from the newest checkpoint under out_dir */
     double progress_seconds;    /* cadence of progress lines (0: every update) */
+    /* A start that is not the seed's (init.from): the weights of a cod
+     * checkpoint (init_hf 0) or of a Hugging Face folder, read before the
+     * first update of a run that does not resume; the optimizer starts
+     * fresh. NULL: the seed's init. */
+    const char *init_from;
+    int init_hf;
+    /* Instruction data: the row sets (common/rowset.h) that stand for
+     * data.train and data.val (val_rows NULL: none held out), pad the input
+     * id of a padded position. NULL: the spec's token shards. */
+    const char *train_rows, *val_rows;
+    uint32_t pad;
 };
 
 enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1, TRAIN_FAULT = -2 };

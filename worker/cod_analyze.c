@@ -74,26 +74,6 @@ static void usage(FILE *f)
             "exit status: 0 done, 1 failed, 2 bad usage or bad checkpoint\n");
 }
 
-/* The spec a checkpoint was trained with, from its state.json. */
-static int load_spec(const char *ckpt, struct job_spec *s, char *err, size_t errlen)
-{
-    struct train_state st;
-    json_t *spec;
-    if (checkpoint_read_state(ckpt, &st, &spec, err, errlen))
-        return -1;
-    struct spec_error se = {"", "out of memory"};
-    int rc = 0;
-    if (spec_upgrade(spec) || spec_from_json(spec, s, &se)) {
-        snprintf(err, errlen, "%s/state.json: spec: %s: %s", ckpt, se.field, se.message);
-        rc = -1;
-    } else if (s->model.vocab <= 0) {
-        snprintf(err, errlen, "%s/state.json: the spec does not record the vocabulary size", ckpt);
-        rc = -1;
-    }
-    json_decref(spec);
-    return rc;
-}
-
 /* Writes DIR/NAME and says where. */
 static int write_json(json_t *j, const char *dir, const char *name, char *err, size_t errlen)
 {
@@ -262,7 +242,7 @@ static int open_source(const char *dir, struct source *src, const char *val, int
     if (path_fmt(path, sizeof(path), err, errlen, "%s/state.json", dir))
         return -1;
     if (access(path, F_OK) == 0) {
-        if (load_spec(dir, &src->spec, err, errlen))
+        if (checkpoint_read_spec(dir, NULL, &src->spec, err, errlen))
             return -1;
         struct job_spec *s = &src->spec;
         if (T)
@@ -491,7 +471,7 @@ int main(int argc, char **argv)
     char err[8192];
     if (!strcmp(cmd, "export")) {
         struct job_spec s;
-        if (load_spec(dir, &s, err, sizeof(err))) {
+        if (checkpoint_read_spec(dir, NULL, &s, err, sizeof(err))) {
             fprintf(stderr, "cod-analyze: %s\n", err);
             return EXIT_USAGE;
         }

@@ -8,6 +8,7 @@
 
 #include "common/fileio.h"
 #include "common/path.h"
+#include "sft/prepare.h"
 #include "spec/spec.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data_check.h"
@@ -268,10 +269,16 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     struct spec_error se;
     struct comm *comm = NULL;
     int lost = 0;
+    struct train_opts opts = {.ops = ctx->ops, .resume = resume, .progress_seconds = 5};
+    static struct sft_prepared prep;
     if (!reason[0] && !text) {
         snprintf(reason, sizeof reason, "the lease carried no spec");
-    } else if (!reason[0] &&
-               (spec_parse(text, strlen(text), &spec, &se) || spec_check_data(&spec, &se))) {
+    } else if (!reason[0] && spec_parse(text, strlen(text), &spec, &se)) {
+        snprintf(reason, sizeof reason, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
+    } else if (!reason[0] && sft_prepare(&spec, ctx->work_dir, dir, rank, &prep, &opts, err,
+                                         sizeof err)) {
+        snprintf(reason, sizeof reason, "%s", err);
+    } else if (!reason[0] && spec_check_data(&spec, &se)) {
         snprintf(reason, sizeof reason, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
         /* this machine's data, not the experiment, when another rank has it */
         t.retry = world > 1 && !strcmp(se.field, "data");
@@ -286,8 +293,9 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
         if (resume)
             runlog_printf("resuming from %s (%ld metric points already delivered)", ck,
                           sent_before);
-        struct train_opts opts = {.ops = ctx->ops, .comm = comm, .resume = resume,
-                                  .progress_seconds = 5};
+        if (prep.summary[0])
+            runlog_printf("%s", prep.summary);
+        opts.comm = comm;
         struct train_hooks hooks = {.ctx = &j, .metric = on_metric, .log = on_log,
                                     .should_stop = should_stop};
         int r = train_run(&spec, dir, &opts, &hooks, err, sizeof err);
