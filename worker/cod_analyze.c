@@ -61,7 +61,8 @@ static void usage(FILE *f)
             "            cannot express\n"
             "  --val SHARDS  held-out token shards (glob), tokenized with the model's own\n"
             "                tokenizer; default: a checkpoint spec's data.val (a Hugging Face\n"
-            "                folder needs it)\n"
+            "                folder needs it); or FILE.rows, a row set (a fine-tuning run's\n"
+            "                RUN/sft/val.rows: its targets only the responses' tokens)\n"
             "  --tokens N    held-out tokens (default 262144 for prune, 65536 for angular and\n"
             "                stats, one sequence's for logits)\n"
             "  --out DIR     write prune.json / angular.json / stats.json there (export: the\n"
@@ -283,6 +284,15 @@ static int open_source(const char *dir, struct source *src, const char *val, int
     return 0;
 }
 
+/* A row set (common/rowset.h): a fine-tuning run's RUN/sft/val.rows, its
+ * held-out records as it evaluates them (only their responses' tokens are
+ * targets). */
+static int rows_file(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 5 && !strcmp(path + n - 5, ".rows");
+}
+
 static double seconds(void)
 {
     struct timespec ts;
@@ -326,8 +336,9 @@ static int analyse(const char *cmd, const char *dir, const struct ops *ops, cons
     T = src.mc.seq_len;
     /* a checkpoint's held-out rows as its run packed them (documents: whole
      * documents, pads not counted) */
-    if (src.hf ? loader_open(&v, src.val, T, 0, NULL, err, sizeof(err))
-               : loader_open_spec(&v, &src.spec, src.val, "--val", err, sizeof(err)))
+    if (rows_file(src.val) ? loader_open_rows(&v, src.val, T, 0, 0, err, sizeof(err))
+        : src.hf           ? loader_open(&v, src.val, T, 0, NULL, err, sizeof(err))
+                           : loader_open_spec(&v, &src.spec, src.val, "--val", err, sizeof(err)))
         goto out;
     if (loader_max_token(&v) >= (uint32_t)src.mc.vocab) {
         snprintf(err, sizeof(err), "%s: token %u is outside the model's vocabulary of %d",
