@@ -109,7 +109,7 @@ int finetune_parse_sft(json_t *root, struct job_spec *s, struct spec_error *err)
         return -1;
     snprintf(c->recipe, sizeof c->recipe, "%s", recipe_names[recipe]);
     const struct recipe *r = find_recipe(c->recipe);
-    c->cutoff_len = r ? r->cutoff_len : 256;
+    c->cutoff_len = r ? r->cutoff_len : -1;  /* finetune_check's default */
     c->pack = r ? r->pack : 0;
     c->train_on_inputs = r ? r->train_on_inputs : 0;
     c->val_size = r ? r->val_size : 0;
@@ -148,6 +148,10 @@ int finetune_check(struct job_spec *s, int eval_every_given, struct spec_error *
                          "instruction data needs a starting checkpoint: its tokenizer reads the "
                          "records and its weights are what is fine-tuned");
     int row = s->train.seq_len + 1;
+    /* 256 (LLM-Adapters'), or a row's length where rows are shorter; no cut
+     * when packing */
+    if (s->sft.cutoff_len < 0)
+        s->sft.cutoff_len = s->sft.pack ? 0 : row < 256 ? row : 256;
     if (!s->sft.pack && (s->sft.cutoff_len < 2 || s->sft.cutoff_len > row))
         return spec_fail(err, "sft.cutoff_len",
                          "%d: a record is cut to fit one row, so from 2 to seq_len + 1 = %d "

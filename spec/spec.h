@@ -65,7 +65,7 @@ struct init_from {
 struct sft_cfg {
     char recipe[32];       /* "none", "llm-adapters" or "owlore": the defaults it set */
     int train_on_inputs;   /* the loss over the prompt's tokens too */
-    int cutoff_len;        /* a record's tokens at most (the end token included) */
+    int cutoff_len;        /* a record's tokens at most (the end token included); 0: none */
     int pack;              /* records end to end in blocks of seq_len + 1 tokens */
     long val_size;         /* records held out of data.train when data.val is "" */
 };
