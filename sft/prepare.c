@@ -70,12 +70,14 @@ static int make_rows(struct job_spec *s, const struct sft_start *st, const char 
         goto out;
     }
     double slots = (double)p->train.rows * s->train.seq_len;
+    char cut[64] = "no cut";
+    if (s->sft.cutoff_len)
+        snprintf(cut, sizeof cut, "%ld cut at %d tokens", p->train.cut, s->sft.cutoff_len);
     snprintf(p->summary, sizeof p->summary,
-             "instructions (%s tokenizer): %ld records into %ld rows (%ld cut at %d tokens, %ld "
-             "without a response token left out), %lld of the rows' %.0f slots hold a token "
-             "(padding %.1f %%), %lld targets; held out: %ld records, %ld rows, %lld targets",
-             tokenizer_name(tok), p->train.records, p->train.rows, p->train.cut,
-             s->sft.cutoff_len, p->train.no_target,
+             "instructions (%s tokenizer): %ld records into %ld rows (%s, %ld without a response "
+             "token left out), %lld of the rows' %.0f slots hold a token (padding %.1f %%), %lld "
+             "targets; held out: %ld records, %ld rows, %lld targets",
+             tokenizer_name(tok), p->train.records, p->train.rows, cut, p->train.no_target,
              (long long)(p->train.tokens - p->train.rows), slots,
              slots > 0 ? 100.0 * (1 - (double)(p->train.tokens - p->train.rows) / slots) : 0,
              (long long)p->train.targets, p->val.records, p->val.rows,

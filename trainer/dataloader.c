@@ -254,6 +254,13 @@ int loader_targets(const struct loader *l, int64_t k)
     return l->documents ? l->doc_len[k] - 1 : l->T;
 }
 
+int loader_inputs(const struct loader *l, int64_t k)
+{
+    if (l->rows.map)
+        return (int)l->rows.index[k].len - 1;
+    return loader_targets(l, k);
+}
+
 int64_t loader_rows_for(const struct loader *l, int64_t tokens)
 {
     if (!l->partial) {

@@ -70,6 +70,9 @@ int64_t loader_sample_row(const struct loader *l, int64_t i);
 int loader_sample(const struct loader *l, int64_t i, int32_t *tok, int32_t *tgt);
 /* The targets row k holds, without reading it. */
 int loader_targets(const struct loader *l, int64_t k);
+/* The positions of row k that hold a token, not a pad (a row set's prompt
+ * tokens are inputs but no targets). */
+int loader_inputs(const struct loader *l, int64_t k);
 /* How many leading rows hold at least `tokens` targets; all of them when
  * the set holds fewer. */
 int64_t loader_rows_for(const struct loader *l, int64_t tokens);

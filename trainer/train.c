@@ -292,18 +292,23 @@ static void sum_grads(void *ctx, size_t lo, size_t hi)
 }
 
 /* The targets of update `step`'s whole batch, every rank's share: all
- * batch·T in stream packing; in documents packing what its documents hold,
- * known from the loader's index before any is read, so every rank scales
- * by the same count. */
-static double batch_targets(const struct run *r, long step)
+ * batch·T in stream packing; in documents packing and instruction rows what
+ * its rows hold, known from the loader's index before any is read, so every
+ * rank scales by the same count. *inputs: the positions that hold a token,
+ * not a pad (a prompt's are inputs but no targets): the tokens a second. */
+static double batch_targets(const struct run *r, long step, double *inputs)
 {
     const struct job_spec *s = r->spec;
+    *inputs = (double)s->train.batch_seqs * s->train.seq_len;
     if (!r->train.partial)
-        return (double)s->train.batch_seqs * s->train.seq_len;
+        return *inputs;
     double count = 0;
-    for (int i = 0; i < s->train.batch_seqs; i++)
-        count += loader_targets(&r->train,
-                                loader_sample_row(&r->train, train_sample_index(s, step, 0, 1, i)));
+    *inputs = 0;
+    for (int i = 0; i < s->train.batch_seqs; i++) {
+        int64_t k = loader_sample_row(&r->train, train_sample_index(s, step, 0, 1, i));
+        count += loader_targets(&r->train, k);
+        *inputs += loader_inputs(&r->train, k);
+    }
     return count;
 }
 
@@ -312,8 +317,8 @@ static double batch_targets(const struct run *r, long step)
  * targets. The gradients are scaled for the whole batch, so the ranks' sum
  * is the batch's mean gradient over its targets: every rank then takes the
  * same Adam step. */
-static double update(struct run *r, long step, int with_stats, double *count, double *grad_norm,
-                     double *lr)
+static double update(struct run *r, long step, int with_stats, double *count, double *inputs,
+                     double *grad_norm, double *lr)
 {
     const struct job_spec *s = r->spec;
     const struct ops *o = r->m.ops;
@@ -323,7 +328,7 @@ static double update(struct run *r, long step, int with_stats, double *count, do
      * (a recorded micro-batch replays its scale), and Adam rescales the
      * gradient to the mean over the targets. */
     double slots = (double)s->train.batch_seqs * T;
-    *count = batch_targets(r, step);
+    *count = batch_targets(r, step, inputs);
     o->zero(r->m.grads, r->m.n_params);
     for (int k = 0; k < n_micro; k++) {
         for (int b = 0; b < mb; b++)
@@ -517,12 +522,15 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
     }
     double last_print = now() - 1e9, started = now();
+    /* the updates alone (not evaluations, statistics or checkpoints): their
+     * time and the tokens and targets they took, for the run's last line */
+    double busy = 0, taken = 0, learned = 0;
     long first_step = step;
     while (step < spec->train.steps) {
         int with_stats = r.rank == 0 && spec->stats_every > 0 &&
                          ((step + 1) % spec->stats_every == 0 || step + 1 == spec->train.steps);
-        double t0 = now(), gnorm, lr, count;
-        double local = update(&r, step, with_stats, &count, &gnorm, &lr);
+        double t0 = now(), gnorm, lr, count, inputs;
+        double local = update(&r, step, with_stats, &count, &inputs, &gnorm, &lr);
         r.tokens += (long long)count;
         step++;
         if (machine_fault(&r, step, err, errlen))
@@ -536,11 +544,14 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         if (machine_fault(&r, step, err, errlen))
             goto out;
         double loss = v[0] / count, dt = now() - t0;
+        busy += dt;
+        taken += inputs;
+        learned += count;
         int stop = v[2] > 0 ? TRAIN_STOP_ABANDON : v[1] > 0 ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
         emit(&r, step, "train/loss", -1, loss);
         emit(&r, step, "train/lr", -1, lr);
         emit(&r, step, "train/grad_norm", -1, gnorm);
-        emit(&r, step, "train/tokens_per_s", -1, count / dt);
+        emit(&r, step, "train/tokens_per_s", -1, inputs / dt);
         if (!isfinite(loss)) {
             snprintf(err, errlen, "diverged at step %ld", step);
             say(&r, "%s", err);
@@ -558,7 +569,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             double rate = (t - started) / (double)(step - first_step);
             fmt_duration(eta, sizeof(eta), rate * (double)(spec->train.steps - step));
             say(&r, "step %ld/%ld | loss %.4f | lr %.2e | grad %.3f | %.0f tok/s | ETA %s", step,
-                spec->train.steps, loss, lr, gnorm, count / dt, eta);
+                spec->train.steps, loss, lr, gnorm, inputs / dt, eta);
             last_print = t;
         }
         if (stop == TRAIN_STOP_ABANDON) {
@@ -577,6 +588,9 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
         }
     }
+    if (step > first_step && busy > 0)
+        say(&r, "%ld updates in %.3f s: %.0f tokens/s, %.0f targets/s", step - first_step, busy,
+            taken / busy, learned / busy);
     if ((r.rank == 0 && analyses(&r, step, err, errlen)) || machine_fault(&r, step, err, errlen))
         goto out;
     rc = TRAIN_DONE;
