@@ -402,7 +402,7 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
         return -1;
     if (s->analysis_prune) {
         struct prune_result p;
-        if (prune_run(&r->m, &r->val, s->eval_tokens, &p, err, errlen))
+        if (prune_run(&r->m, &r->val, s->eval_tokens, PRUNE_REUSE, &p, err, errlen))
             return -1;
         for (int l = 1; l <= p.n_layers; l++) {
             emit(r, step, "prune/delta_loss", l, prune_delta_loss(&p, l));
