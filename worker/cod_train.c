@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/fileio.h"
+#include "eval/job.h"
 #include "kernels/ops.h"
 #include "spec/spec.h"
 #include "trainer/checkpoint.h"
@@ -41,6 +42,19 @@ static void log_line(void *ctx, const char *line)
     strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
     printf("[%s] %s\n", ts, line);
     fflush(stdout);
+}
+
+/* The spec's analysis.tasks on the trained model (eval/job.h). */
+struct run_ctx {
+    const struct job_spec *spec;
+    const char *out;
+};
+
+static int analyses(void *ctx, struct model *m, long step, const struct train_emit *e, char *err,
+                    size_t errlen)
+{
+    const struct run_ctx *r = ctx;
+    return eval_job_run(m, r->spec, r->out, step, e, err, errlen);
 }
 
 static void usage(FILE *f)
@@ -123,6 +137,10 @@ int main(int argc, char **argv)
                 se.message);
         return 2;
     }
+    if (eval_job_check(&spec, err, sizeof err)) {
+        fprintf(stderr, "cod-train: %s: %s\n", spec_path, err);
+        return 2;
+    }
     const char *dev = device ? device : spec.device;
     const struct ops *ops;
     if (device_backend(dev, &ops, err, sizeof(err)) != 0) {
@@ -148,7 +166,9 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     struct train_opts opts = {.ops = ops, .resume = resume, .progress_seconds = progress};
-    struct train_hooks hooks = {.ctx = NULL, .log = log_line, .should_stop = should_stop};
+    struct run_ctx rc_ctx = {&spec, out};
+    struct train_hooks hooks = {.ctx = &rc_ctx, .log = log_line, .should_stop = should_stop,
+                                .analyses = analyses};
     int rc = train_run(&spec, out, &opts, &hooks, err, sizeof(err));
     if (rc == TRAIN_FAILED || rc == TRAIN_FAULT) {
         fprintf(stderr, "cod-train: failed: %s\n", err);

@@ -8,6 +8,7 @@
 
 #include "common/fileio.h"
 #include "common/path.h"
+#include "eval/job.h"
 #include "spec/spec.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data_check.h"
@@ -23,6 +24,8 @@ struct job {
     struct reporter *rp;
     double leased_at;
     int first_update_seen;
+    const struct job_spec *spec;
+    const char *dir;
 };
 
 static void on_metric(void *arg, long step, const char *name, int layer, double value)
@@ -40,6 +43,14 @@ static void on_log(void *arg, const char *line)
 {
     (void)arg;
     runlog_printf("%s", line);
+}
+
+/* analysis.tasks on the trained model (eval/job.h) */
+static int analyses(void *arg, struct model *m, long step, const struct train_emit *e, char *err,
+                    size_t errlen)
+{
+    struct job *j = arg;
+    return eval_job_run(m, j->spec, j->dir, step, e, err, errlen);
 }
 
 /* The gang's waits give up once the run is gone or the worker must stop now. */
@@ -275,6 +286,8 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
         snprintf(reason, sizeof reason, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
         /* this machine's data, not the experiment, when another rank has it */
         t.retry = world > 1 && !strcmp(se.field, "data");
+    } else if (!reason[0] && rank == 0 && eval_job_check(&spec, err, sizeof err)) {
+        snprintf(reason, sizeof reason, "%s", err);
     } else if (!reason[0] && (world > 1 || ctx->nccl_always) &&
                !(comm = gang_join(&(struct gang_cfg){run, rank, world, gang_abort, &j}, http,
                                   &lost, err, sizeof err))) {
@@ -288,8 +301,10 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
                           sent_before);
         struct train_opts opts = {.ops = ctx->ops, .comm = comm, .resume = resume,
                                   .progress_seconds = 5};
+        j.spec = &spec;
+        j.dir = dir;
         struct train_hooks hooks = {.ctx = &j, .metric = on_metric, .log = on_log,
-                                    .should_stop = should_stop};
+                                    .should_stop = should_stop, .analyses = analyses};
         int r = train_run(&spec, dir, &opts, &hooks, err, sizeof err);
         int f = reporter_flags(j.rp);
         if (r == TRAIN_DONE)
