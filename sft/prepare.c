@@ -6,7 +6,6 @@
 
 #include "common/fileio.h"
 #include "common/path.h"
-#include "sft/start.h"
 
 /* Steps for train.epochs, as Hugging Face's Trainer counts them: whole
  * batches an epoch (at least one), times the epochs, rounded up. */
@@ -18,8 +17,7 @@ static long epoch_steps(double epochs, int64_t rows, int batch)
     return n < steps ? n + 1 : n;
 }
 
-static int make_rows(struct job_spec *s, const struct sft_start *st, const char *work_dir,
-                     const char *run_dir, int rank, struct sft_prepared *p,
+static int make_rows(struct job_spec *s, const char *run_dir, int rank, struct sft_prepared *p,
                      struct train_opts *opts, char *err, size_t errlen)
 {
     struct tokenizer *tok;
@@ -27,7 +25,7 @@ static int make_rows(struct job_spec *s, const struct sft_start *st, const char 
     char dir[4300], part[32] = "";
     if (rank > 0)
         snprintf(part, sizeof part, ".rank%d", rank);
-    if (sft_start_tokenizer(st, work_dir, &tok, &end, err, errlen))
+    if (sft_start_tokenizer(&p->source, &tok, &end, err, errlen))
         return -1;
     int rc = -1;
     if (tokenizer_vocab_size(tok) > (uint32_t)s->model.vocab) {
@@ -102,5 +100,9 @@ int sft_prepare(struct job_spec *s, const char *work_dir, const char *run_dir, i
     opts->init_hf = st.hf;
     if (s->format != FORMAT_INSTRUCTIONS)
         return 0;
-    return make_rows(s, &st, work_dir, run_dir, rank, p, opts, err, errlen);
+    if (sft_start_text(&st, work_dir, &p->source, err, errlen))
+        return -1;
+    p->text.data = p->source.hf ? NULL : p->source.path;
+    p->text.folder = p->source.hf ? p->source.path : NULL;
+    return make_rows(s, run_dir, rank, p, opts, err, errlen);
 }

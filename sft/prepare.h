@@ -4,13 +4,16 @@
  * records tokenized with that checkpoint's tokenizer into row sets in the
  * run's directory (RUN/sft/; made again at every start, the same each time
  * for the same records), and train.epochs turned into steps. What it makes
- * goes into the trainer's options (trainer/train.h). */
+ * goes into the trainer's options (trainer/train.h), and where its
+ * tokenizer is into the evaluation's (eval/job.h). */
 #ifndef COD_SFT_PREPARE_H
 #define COD_SFT_PREPARE_H
 
 #include <stddef.h>
 
+#include "eval/job.h"
 #include "sft/rows.h"
+#include "sft/start.h"
 #include "spec/spec.h"
 #include "trainer/train.h"
 
@@ -19,6 +22,10 @@ struct sft_prepared {
     char train_rows[4400], val_rows[4400];
     struct sft_rows_stats train, val;
     char summary[1024];   /* what was made, for the run's log ("" when nothing) */
+    /* instruction data's tokenizer, for analysis.tasks too (eval/job.h):
+     * text.data and text.folder NULL when the run reads shards */
+    struct sft_text_source source;
+    struct eval_text_source text;
 };
 
 /* Completes s and fills opts' init and rows (pointing into p, which must

@@ -1,7 +1,6 @@
 /* A run's start: see start.h. */
 #include "sft/start.h"
 
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,7 +8,7 @@
 #include <jansson.h>
 
 #include "common/path.h"
-#include "common/shard.h"
+#include "eval/tokenizer_of.h"
 #include "trainer/checkpoint.h"
 #include "trainer/hf_config.h"
 
@@ -222,68 +221,14 @@ static int hf_eos(const char *dir, uint32_t *id)
     return ok;
 }
 
-/* The tokenizer meta.json beside a shard set names: gpt2, llama and bytes
- * from their own files; a tokenizer.json or SentencePiece model, which
- * meta.json names by file and sha256 alone, from beside the shards. */
-static struct tokenizer *shards_tokenizer(const char *pattern, char *err, size_t errlen)
-{
-    char **paths, dir[4200], meta_path[4400];
-    int n;
-    if (shard_glob(pattern, &paths, &n, err, errlen))
-        return NULL;
-    snprintf(dir, sizeof dir, "%s", paths[0]);
-    shard_free_paths(paths, n);
-    const char *where = dirname(dir);
-    snprintf(meta_path, sizeof meta_path, "%s/meta.json", where);
-    json_error_t je;
-    json_t *meta = json_load_file(meta_path, 0, &je);
-    const char *name = json_string_value(json_object_get(meta, "tokenizer"));
-    struct tokenizer *t = NULL;
-    if (!name) {
-        snprintf(err, errlen, "%.4000s: %s", meta_path,
-                 meta ? "names no \"tokenizer\"" : "no meta.json names the shards' tokenizer");
-    } else if (!strcmp(name, "hf") || !strcmp(name, "sentencepiece")) {
-        const char *file = NULL;
-        json_t *sha = NULL;
-        json_object_foreach(json_object_get(meta, "tokenizer_files"), file, sha) break;
-        char path[4500], want[600];
-        snprintf(path, sizeof path, "%s/%s", where, file ? file : "?");
-        t = !file ? NULL
-            : !strcmp(name, "hf") ? tokenizer_open("hf", path, TOK_NO_CHECKSUM, err, errlen)
-                                  : tokenizer_open_model(path, TOK_NO_CHECKSUM, err, errlen);
-        snprintf(want, sizeof want, "%s %s\n", file ? file : "?",
-                 sha && json_is_string(sha) ? json_string_value(sha) : "?");
-        if (t && strcmp(tokenizer_files(t), want)) {
-            snprintf(err, errlen, "%.4000s is not the tokenizer meta.json names (%.600s)", path,
-                     want);
-            tokenizer_close(t);
-            t = NULL;
-        } else if (!t) {
-            char why[800];
-            snprintf(why, sizeof why, "%.700s", file ? err : "no tokenizer_files");
-            snprintf(err, errlen, "the shards' tokenizer (%.32s, %.4000s) must lie beside them: %s",
-                     name, meta_path, why);
-        }
-    } else {
-        t = tokenizer_open(name, NULL, 0, err, errlen);
-    }
-    json_decref(meta);
-    return t;
-}
-
-static int tokenizer_of(const struct sft_start *st, const char *work_dir, int depth,
-                        struct tokenizer **tok, uint32_t *end, char *err, size_t errlen)
+/* Where a start's tokenizer is: a Hugging Face folder, or the shards (a
+ * glob) the first checkpoint down its chain of starts was trained on. */
+static int text_of(const struct sft_start *st, const char *work_dir, int depth,
+                   struct sft_text_source *src, char *err, size_t errlen)
 {
     if (st->hf) {
-        if (!exists(st->dir, "tokenizer.json")) {
-            snprintf(err, errlen, "init.from: %s has no tokenizer.json to read the records with",
-                     st->dir);
-            return -1;
-        }
-        if (!(*tok = tokenizer_open("hf", st->dir, TOK_NO_CHECKSUM, err, errlen)))
-            return -1;
-        if (!hf_eos(st->dir, end) || *end >= tokenizer_vocab_size(*tok))
-            *end = tokenizer_end_token(*tok);
+        src->hf = 1;
+        snprintf(src->path, sizeof src->path, "%s", st->dir);
         return 0;
     }
     struct job_spec ck;
@@ -298,23 +243,35 @@ static int tokenizer_of(const struct sft_start *st, const char *work_dir, int de
             return -1;
         }
         return find_from(&ck.init, work_dir, &from, err, errlen) ||
-                       tokenizer_of(&from, work_dir, depth + 1, tok, end, err, errlen)
+                       text_of(&from, work_dir, depth + 1, src, err, errlen)
                    ? -1
                    : 0;
     }
-    char why[8192];
-    if (!(*tok = shards_tokenizer(ck.train_glob, why, sizeof why))) {
-        snprintf(err, errlen, "init.from: the tokenizer of %s (trained on %s): %s", st->dir,
-                 ck.train_glob, why);
-        return -1;
-    }
-    *end = tokenizer_end_token(*tok);
+    src->hf = 0;
+    snprintf(src->path, sizeof src->path, "%s", ck.train_glob);
     return 0;
 }
 
-int sft_start_tokenizer(const struct sft_start *st, const char *work_dir, struct tokenizer **tok,
+int sft_start_text(const struct sft_start *st, const char *work_dir, struct sft_text_source *src,
+                   char *err, size_t errlen)
+{
+    memset(src, 0, sizeof *src);
+    return text_of(st, work_dir, 0, src, err, errlen);
+}
+
+int sft_start_tokenizer(const struct sft_text_source *src, struct tokenizer **tok,
                         uint32_t *end_token, char *err, size_t errlen)
 {
+    struct eval_tokenizer t;
+    char why[8192];
     *tok = NULL;
-    return tokenizer_of(st, work_dir, 0, tok, end_token, err, errlen);
+    if (src->hf ? eval_tokenizer_of_folder(src->path, &t, why, sizeof why)
+                : eval_tokenizer_of_data(src->path, NULL, NULL, &t, why, sizeof why)) {
+        snprintf(err, errlen, "init.from: the tokenizer of %.4300s: %.3000s", src->path, why);
+        return -1;
+    }
+    *tok = t.tok;
+    if (!src->hf || !hf_eos(src->path, end_token) || *end_token >= tokenizer_vocab_size(*tok))
+        *end_token = tokenizer_end_token(*tok);
+    return 0;
 }

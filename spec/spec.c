@@ -541,10 +541,11 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
                  field_int(sec, "checkpoint", "keep", 1, &s.checkpoint_keep, err) < 0)))
         return -1;
 
-    static const char *const an_keys[] = {"angular", "prune", NULL};
+    static const char *const an_keys[] = {"angular", "prune", "tasks", NULL};
     if (field_section(root, "analysis", an_keys, &sec, err) ||
         (sec && (field_bool(sec, "analysis", "angular", &s.analysis_angular, err) < 0 ||
-                 field_bool(sec, "analysis", "prune", &s.analysis_prune, err) < 0)))
+                 field_bool(sec, "analysis", "prune", &s.analysis_prune, err) < 0 ||
+                 spec_tasks_parse(json_object_get(sec, "tasks"), &s, err) < 0)))
         return -1;
 
     s.priority = 0;

@@ -73,6 +73,17 @@ struct sft_cfg {
 /* The experiments one may wait for (after). */
 enum { SPEC_MAX_AFTER = 64 };
 
+/* A task of analysis.tasks (docs/spec.md, docs/eval.md): a file of
+ * multiple-choice items evaluated at the job's end. */
+enum { SPEC_MAX_TASKS = 16 };
+struct spec_task {
+    char file[1024];
+    char layout[24];          /* "": the file's fields say */
+    char fewshot_from[1024];  /* "": the file itself */
+    int shots;
+    long limit;               /* items at most; 0: all */
+};
+
 struct job_spec {
     char name[128];
     struct model_shape model;
@@ -94,6 +105,8 @@ struct job_spec {
     long checkpoint_every;  /* steps between checkpoints (0: only at the end and on stop) */
     int checkpoint_keep;    /* newest checkpoints kept on disk */
     int analysis_angular, analysis_prune;
+    struct spec_task tasks[SPEC_MAX_TASKS];
+    int n_tasks;
     char device[16];        /* "cpu", "cuda" or "any" */
     int gpus;
     int priority, max_attempts;
@@ -141,6 +154,17 @@ int spec_waits_for(const struct job_spec *s, int64_t *ids);
  * that are objects (schema/recipe_fields.sql does the same to the server's
  * stored specs). 0, or -1 when out of memory. */
 int spec_upgrade(json_t *spec);
+
+/* analysis.tasks from its JSON (absent: none): 0, or -1 with err naming
+ * the entry (analysis.tasks[1].shots). spec_from_json calls it. */
+int spec_tasks_parse(json_t *tasks, struct job_spec *s, struct spec_error *err);
+/* analysis.tasks as JSON: one object per task, every field explicit. */
+json_t *spec_tasks_json(const struct job_spec *s);
+/* A task's name, under which its metrics go (task/NAME/acc): its file's
+ * base name up to the first '.'. */
+void spec_task_name(const char *file, char *name, size_t cap);
+/* Whether a layout name is one the evaluation reads (eval/layout.h). */
+int spec_task_layout_known(const char *layout);
 
 /* Number of parameters of the model the spec describes (vocab must be known). */
 int64_t spec_param_count(const struct job_spec *s);

@@ -111,6 +111,9 @@ json_t *spec_to_json(const struct job_spec *s)
     bad |= put(ck, "keep", json_integer(s->checkpoint_keep));
     bad |= put(an, "angular", json_boolean(s->analysis_angular));
     bad |= put(an, "prune", json_boolean(s->analysis_prune));
+    /* none is left out, as specs written before the field were */
+    if (s->n_tasks)
+        bad |= put(an, "tasks", spec_tasks_json(s));
     bad |= put(res, "device", json_string(s->device));
     bad |= put(res, "gpus", json_integer(s->gpus));
     if (bad) {

@@ -5,9 +5,10 @@
 # pretraining that fails blocks the fine-tuning that waits for it, naming
 # the failure; a worker killed with -9 during a fine-tuning is replaced and
 # the fine-tuning resumes from its checkpoint to the loss curve of an
-# uninterrupted run; cod ls and cod show show the chain. With analysis.tasks
-# the fine-tunings are scored at their end and the sweep's report shows the
-# fine-tuning table (a row per variant, a column per task, the average).
+# uninterrupted run; cod ls and cod show show the chain; the fine-tunings
+# are scored at their end on two tasks (analysis.tasks, read with the
+# pretraining's tokenizer) and the sweep's report shows the fine-tuning
+# table: a row per variant, a column per task, the average.
 cd "$(dirname "$0")/.."
 . tests/worker_helpers.bash
 need_corpus
@@ -20,11 +21,20 @@ while len(words) < 1100:
     words.add(''.join(r.choice(abc) for _ in range(3)))
 words = sorted(words)
 r.shuffle(words)
+shift = lambda w: ''.join(abc[(abc.index(c) + 1) % 26] for c in w)
+# the prompt ends in a space, as the tasks' context and choice are joined
 for name, ws in (('train', words[:1000]), ('val', words[1000:])):
     with open('%s/%s.jsonl' % (sys.argv[1], name), 'w') as f:
         for w in ws:
-            f.write(json.dumps({'prompt': w + '>',
-                                'response': ''.join(abc[(abc.index(c) + 1) % 26] for c in w)}) + '\n')
+            f.write(json.dumps({'prompt': w + '> ', 'response': shift(w)}) + '\n')
+# two multiple-choice tasks of held-out words: the answer among 4, among 2
+for name, n in (('shift', 4), ('pick', 2)):
+    with open('%s/%s.jsonl' % (sys.argv[1], name), 'w') as f:
+        for i, w in enumerate(words[1000:1040]):
+            wrong = [shift(x) for x in words[1040 + 3 * i:1040 + 3 * i + n - 1]]
+            gold = i % n
+            f.write(json.dumps({'context': w + '>', 'choices': wrong[:gold] + [shift(w)] + wrong[gold:],
+                                'gold': gold}) + '\n')
 PY
 pre_spec() { # name data-dir
     printf '{"name": "%s", "model": {"dim": 48, "n_layers": 2, "n_heads": 2, "ffn_dim": 96},
@@ -40,11 +50,8 @@ cat > "$t/ft.json" <<JSON
 {"name": "sft", "data": {"format": "instructions", "train": "$t/train.jsonl", "val": "$t/val.jsonl"},
  "train": {"steps": 600, "seq_len": 8, "batch_seqs": 32, "lr": 3e-3, "warmup": 20},
  "eval": {"every": 100}, "stats": {"every": 0}, "checkpoint": {"every": 50},
- "resources": {"device": "cpu"}}
+ "analysis": {"tasks": ["$t/shift.jsonl", "$t/pick.jsonl"]}, "resources": {"device": "cpu"}}
 JSON
-# analysis.tasks, where this build has it: the evaluation tasks scored at the end
-echo '{"analysis": {"tasks": []}}' > "$t/probe.json"
-if bin/cod-train "$t/probe.json" --print-spec > /dev/null 2>&1; then tasks=1; else tasks=0; fi
 LEASE=10
 start_server --lease-seconds $LEASE
 C=(bin/cod --server "$B")
@@ -107,13 +114,21 @@ is "and its held-out loss over the responses" "$(curve "$ft" eval/loss)" "$(ref_
 "${C[@]}" show "$pre" > "$t/show.txt"
 check "cod show names what waits for it" grep -qE "^  then +$pre_ft chain-pre\.sft \(succeeded\)" "$t/show.txt"
 
-if [ "$tasks" = 1 ]; then
-    "${C[@]}" report --sweep "$sid" --out "$t/report" > /dev/null
-    check "the report shows the fine-tuning table" grep -q 'Fine-tuned accuracy on the evaluation tasks' "$t/report/report.html"
-    check "its CSV beside it: a row per variant" bash -c "[ \$(grep -cE '^1,norm=(pre|lns),1' '$t/report/finetune.csv') = 2 ]"
-else
-    echo "(analysis.tasks is no spec field of this build: the fine-tunings are not scored, the report has no fine-tuning table to check)"
-fi
+get "/v1/sweeps/$sid" > "$t/view.json"
+is "the sweep's fine-tuning table: a row per variant, the tasks' columns" \
+    "$(js "j.finetune.map(t => t.stage + ': ' + t.tasks.join(',') + ' / ' + t.rows.map(r => r.params.norm + ' n=' + r.n).join(', ')).join()" < "$t/view.json")" \
+    "1: pick,shift / pre n=1, lns n=1"
+check "the fine-tuned models answer the held-out words (accuracy over 0.6 where chance is 0.25)" \
+    node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1]));
+        const accs = j.finetune[0].rows.map(r => r.tasks.shift.acc.mean);
+        console.log("shift accuracy by variant: " + accs.join(", "));
+        process.exit(accs.every(a => a > 0.6) ? 0 : 1)' "$t/view.json"
+check "the average is the mean of the tasks" node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1]));
+    process.exit(j.finetune[0].rows.every(r => Math.abs(r.average.mean - (r.tasks.shift.acc.mean + r.tasks.pick.acc.mean) / 2) < 1e-12) ? 0 : 1)' "$t/view.json"
+"${C[@]}" report --sweep "$sid" --out "$t/report" > /dev/null
+check "the report shows the fine-tuning table" grep -q 'Table 2. Fine-tuned accuracy on the evaluation tasks' "$t/report/report.html"
+check "its CSV beside it: a row per variant, each task's accuracy" \
+    bash -c "head -1 '$t/report/finetune.csv' | grep -q '^stage,variant,n,pick_acc_mean,.*,shift_acc_mean,.*,average_mean' && [ \$(grep -cE '^1,norm=(pre|lns),1,' '$t/report/finetune.csv') = 2 ]"
 kill -TERM "${WPID[b]}"
 wait "${WPID[b]}"
 is "the worker stops on SIGTERM with status 0" "$?" 0

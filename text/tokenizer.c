@@ -158,6 +158,7 @@ const char *tokenizer_name(const struct tokenizer *t) { return t->name; }
 uint32_t tokenizer_vocab_size(const struct tokenizer *t) { return t->vocab_size; }
 uint32_t tokenizer_doc_token(const struct tokenizer *t) { return t->doc_token; }
 int tokenizer_doc_token_at(const struct tokenizer *t) { return t->doc_at; }
+int tokenizer_adds_doc_token(const struct tokenizer *t) { return t->adds_doc; }
 int64_t tokenizer_pad_token(const struct tokenizer *t) { return t->pad_token; }
 uint32_t tokenizer_end_token(const struct tokenizer *t) { return t->end_token; }
 int tokenizer_can_cut(const struct tokenizer *t) { return t->cuts; }

@@ -44,6 +44,7 @@ struct hf {
     int byte_level, nfc, ignore_merges, prefix, split_words;
     pcre2_code *re;
     uint32_t vocab, doc_token;
+    int adds_doc; /* the post_processor puts the doc token first */
     unsigned char *text;   /* every id's decoded bytes, back to back */
     uint32_t *off, *len;   /* id -> its bytes; len UINT32_MAX: no such id */
     struct strmap map;     /* byte-level: a token's bytes; SentencePiece: its piece as written */
@@ -484,6 +485,7 @@ static int read_doc_token(struct hf *h, json_t *root, struct rd *r)
     const char *first = template_first(json_object_get(root, "post_processor"));
     static const char *const known[] = {"<|begin_of_text|>", "<s>", "<|endoftext|>"};
     h->doc_token = first ? added_id(root, first) : UINT32_MAX;
+    h->adds_doc = first != NULL;
     for (size_t i = 0; h->doc_token == UINT32_MAX && !first && i < 3; i++)
         h->doc_token = added_id(root, known[i]);
     if (h->doc_token == UINT32_MAX || h->doc_token >= h->vocab)
@@ -713,6 +715,7 @@ int hf_open(struct tokenizer *t, const char *source, unsigned flags, char *err, 
     }
     t->vocab_size = h->vocab;
     t->doc_token = h->doc_token;
+    t->adds_doc = h->adds_doc;
     t->impl = h;
     t->session_new = hf_session_new;
     t->session_free = hf_session_free;

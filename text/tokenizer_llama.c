@@ -343,6 +343,7 @@ int llama_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, 
     t->vocab_size = LLAMA_VOCAB;
     t->doc_token = LLAMA_BOS;
     t->end_token = LLAMA_EOS;
+    t->adds_doc = 1;
     t->impl = l;
     t->session_new = llama_session_new;
     t->session_free = llama_session_free;

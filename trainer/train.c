@@ -63,6 +63,7 @@ static void emit(struct run *r, long step, const char *name, int layer, double v
 }
 
 static void say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void say(struct run *r, const char *fmt, ...)
 {
     char line[512];
@@ -72,6 +73,17 @@ static void say(struct run *r, const char *fmt, ...)
     va_end(ap);
     if (r->hooks && r->hooks->log)
         r->hooks->log(r->hooks->ctx, line);
+}
+
+/* A hook's records (train_emit), through the run's own. */
+static void emit_point(void *run, long step, const char *name, int layer, double value)
+{
+    emit(run, step, name, layer, value);
+}
+
+static void emit_line(void *run, const char *line)
+{
+    say(run, "%s", line);
 }
 
 /* Each rank evaluates its share of the held-out sequences; the sums add. */
@@ -425,7 +437,7 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
         return -1;
     if (s->analysis_prune) {
         struct prune_result p;
-        if (prune_run(&r->m, r->heldout, s->eval_tokens, &p, err, errlen))
+        if (prune_run(&r->m, r->heldout, s->eval_tokens, PRUNE_REUSE, &p, err, errlen))
             return -1;
         for (int l = 1; l <= p.n_layers; l++) {
             emit(r, step, "prune/delta_loss", l, prune_delta_loss(&p, l));
@@ -453,6 +465,10 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
         angular_free(&a);
         if (rc)
             return -1;
+    }
+    if (r->hooks && r->hooks->analyses) {
+        struct train_emit e = {r, emit_point, emit_line};
+        return r->hooks->analyses(r->hooks->ctx, &r->m, step, &e, err, errlen);
     }
     return 0;
 }

@@ -15,6 +15,14 @@
 #include "spec/spec.h"
 #include "trainer/model.h"
 
+/* What a hook at the end of a run records through: metric points as the
+ * run's own (RUN/metrics.jsonl and the metric hook), lines of its log. */
+struct train_emit {
+    void *run;
+    void (*point)(void *run, long step, const char *name, int layer, double value);
+    void (*say)(void *run, const char *line);
+};
+
 struct train_hooks {
     void *ctx;
     /* every metric point; layer < 0 for scalars; a non-finite value is a divergence */
@@ -25,6 +33,12 @@ struct train_hooks {
      * TRAIN_STOP_ABANDON stops without writing (the run's directory may now
      * belong to someone else, e.g. a worker whose lease was lost) */
     int (*should_stop)(void *ctx);
+    /* NULL, or after the end-of-job analyses, on rank 0, with the trained
+     * model: the caller's own (analysis.tasks' evaluation, which needs a
+     * tokenizer, which the trainer knows nothing of). 0, or -1 with err:
+     * the run fails. */
+    int (*analyses)(void *ctx, struct model *m, long step, const struct train_emit *e, char *err,
+                    size_t errlen);
 };
 
 struct train_opts {

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/fileio.h"
+#include "eval/job.h"
 #include "kernels/ops.h"
 #include "sft/prepare.h"
 #include "spec/spec.h"
@@ -42,6 +43,20 @@ static void log_line(void *ctx, const char *line)
     strftime(ts, sizeof(ts), "%H:%M:%S", localtime(&t));
     printf("[%s] %s\n", ts, line);
     fflush(stdout);
+}
+
+/* The spec's analysis.tasks on the trained model (eval/job.h). */
+struct run_ctx {
+    const struct job_spec *spec;
+    const char *out;
+    const struct eval_text_source *text; /* a start's tokenizer (sft/prepare.h) */
+};
+
+static int analyses(void *ctx, struct model *m, long step, const struct train_emit *e, char *err,
+                    size_t errlen)
+{
+    const struct run_ctx *r = ctx;
+    return eval_job_run(m, r->spec, r->text, r->out, step, e, err, errlen);
 }
 
 static void usage(FILE *f)
@@ -152,6 +167,8 @@ int main(int argc, char **argv)
     int unready = sft_prepare(&spec, work_dir, out, 0, &prep, &opts, err, sizeof(err));
     if (!unready && (unready = spec_check_data(&spec, &se)))
         snprintf(err, sizeof err, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
+    if (!unready)
+        unready = eval_job_check(&spec, &prep.text, err, sizeof err);
     if (unready) {
         fprintf(stderr, "cod-train: %s: %s\n", spec_path, err);
         return 2;
@@ -163,7 +180,9 @@ int main(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    struct train_hooks hooks = {.ctx = NULL, .log = log_line, .should_stop = should_stop};
+    struct run_ctx rc_ctx = {&spec, out, &prep.text};
+    struct train_hooks hooks = {.ctx = &rc_ctx, .log = log_line, .should_stop = should_stop,
+                                .analyses = analyses};
     int rc = train_run(&spec, out, &opts, &hooks, err, sizeof(err));
     if (rc == TRAIN_FAILED || rc == TRAIN_FAULT) {
         fprintf(stderr, "cod-train: failed: %s\n", err);

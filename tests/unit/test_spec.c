@@ -223,6 +223,19 @@ static const struct bad_case bad_cases[] = {
     {"{\"model\":{\"preset\":\"llama-9m\",\"embed_std\":\"x\"}}", "model.embed_std",
      "number"},
     {"{\"norm\":{\"base\":\"lns\",\"gains\":\"fixed\"}}", "norm.gains", "learned, frozen"},
+    {"{\"analysis\":{\"tasks\":\"arc.jsonl\"}}", "analysis.tasks", "a list"},
+    {"{\"analysis\":{\"tasks\":[3]}}", "analysis.tasks[0]", "a file name or an object"},
+    {"{\"analysis\":{\"tasks\":[{\"shots\":5}]}}", "analysis.tasks[0]", "no \"file\""},
+    {"{\"analysis\":{\"tasks\":[{\"file\":\"a.jsonl\",\"layout\":\"squad\"}]}}",
+     "analysis.tasks[0].layout", "unknown layout \"squad\""},
+    {"{\"analysis\":{\"tasks\":[{\"file\":\"a.jsonl\",\"shots\":-1}]}}",
+     "analysis.tasks[0].shots", "at least 0"},
+    {"{\"analysis\":{\"tasks\":[{\"file\":\"a.jsonl\",\"seed\":1}]}}", "analysis.tasks[0].seed",
+     "unknown field"},
+    {"{\"analysis\":{\"tasks\":[\"d/arc.test.jsonl\",\"e/arc.jsonl.gz\"]}}", "analysis.tasks[1]",
+     "\"arc\" is analysis.tasks[0]'s"},
+    {"{\"analysis\":{\"tasks\":[\"d/.jsonl\"]}}", "analysis.tasks[0]", "1 to 64 characters"},
+    {"{\"analysis\":{\"tasks\":[\"d/a b.jsonl\"]}}", "analysis.tasks[0]", "only letters"},
 };
 
 static void check_bad(const char *json, const char *field, const char *needle)
@@ -389,6 +402,8 @@ static void test_round_trip(void)
         "\"clip\":1.0,\"weight_decay\":0.1,\"batch_seqs\":24,\"micro_batch\":8},"
         "\"checkpoint\":{\"every\":0,\"keep\":1},\"stats\":{\"every\":7}}",
         "{\"norm\":{\"placement\":\"sandwich\",\"lns_position\":\"after_residual\"}}",
+        "{\"analysis\":{\"prune\":true,\"tasks\":[\"/t/arc_easy.jsonl\",{\"file\":\"m/mmlu.test.jsonl.zst\","
+        "\"layout\":\"mmlu\",\"shots\":5,\"fewshot_from\":\"m/mmlu.dev.jsonl\",\"limit\":100}]}}",
         "{\"model\":{\"preset\":\"llama-130m\",\"embed_std\":0.6324555320336759},"
         "\"norm\":{\"base\":\"lns\",\"gains\":\"frozen\"},\"train\":{\"precision\":\"bf16\"},"
         "\"data\":{\"packing\":\"documents\"}}",
@@ -446,6 +461,45 @@ static void test_round_trip(void)
  * reads as what it ran: the embedding's √0.4, mixed precision, stream
  * packing, learned gains; the server's migration writes the std as text
  * that parses to the same double; fields a spec has stay. */
+/* analysis.tasks: a file name or an object; its JSON form writes every
+ * field but an absent fewshot_from, and no tasks leaves the key out, as
+ * every spec written before it (a stored spec reads back the same). */
+static void test_tasks(void)
+{
+    struct job_spec s;
+    struct spec_error e;
+    int rc = parse("{\"analysis\":{\"tasks\":[\"/t/hs.val.jsonl.gz\",{\"file\":\"arc-e.jsonl\","
+                   "\"layout\":\"arc_easy\",\"shots\":25}]}}",
+                   &s, &e);
+    CHECK(rc == 0, "%s: %s", e.field, e.message);
+    if (rc)
+        return;
+    CHECK(s.n_tasks == 2 && !strcmp(s.tasks[0].file, "/t/hs.val.jsonl.gz") &&
+              !s.tasks[0].layout[0] && s.tasks[0].shots == 0 && !s.tasks[0].fewshot_from[0] &&
+              !strcmp(s.tasks[1].layout, "arc_easy") && s.tasks[1].shots == 25,
+          "tasks read as given");
+    char name[80];
+    spec_task_name(s.tasks[0].file, name, sizeof name);
+    CHECK(!strcmp(name, "hs"), "the name is the base name up to its first '.': %s", name);
+    json_t *j = spec_to_json(&s);
+    json_t *t = json_object_get(json_object_get(j, "analysis"), "tasks");
+    CHECK(json_array_size(t) == 2 &&
+              !strcmp(json_string_value(json_object_get(json_array_get(t, 0), "layout")), "auto") &&
+              !json_object_get(json_array_get(t, 0), "fewshot_from"),
+          "the JSON form: layout auto, no fewshot_from");
+    json_decref(j);
+    CHECK(parse("{}", &s, &e) == 0 && s.n_tasks == 0, "none by default");
+    j = spec_to_json(&s);
+    CHECK(!json_object_get(json_object_get(j, "analysis"), "tasks"), "none is left out");
+    json_decref(j);
+    char big[8192];
+    int at = snprintf(big, sizeof big, "{\"analysis\":{\"tasks\":[");
+    for (int i = 0; i <= SPEC_MAX_TASKS; i++)
+        at += snprintf(big + at, sizeof big - (size_t)at, "%s\"t%d.jsonl\"", i ? "," : "", i);
+    snprintf(big + at, sizeof big - (size_t)at, "]}}");
+    check_bad(big, "analysis.tasks", "at most 16");
+}
+
 static void test_upgrade(void)
 {
     json_t *old = json_loads("{\"model\":{\"preset\":\"llama-9m\"},\"norm\":{\"base\":\"lns\"},"
@@ -834,6 +888,7 @@ int main(void)
     RUN(test_round_trip);
     RUN(test_param_counts);
     RUN(test_upgrade);
+    RUN(test_tasks);
     RUN(test_recipe_files);
     RUN(test_check_data);
     RUN(test_finetune_fields);
