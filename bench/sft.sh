@@ -8,10 +8,13 @@
 #              row, cut at 256 tokens, right-padded) on instruction records;
 #   ft packed  the same records end to end in blocks (sft.pack), as OwLore.
 # Throughput is the trainer's own count over its updates alone (its last
-# log line: tokens/s counts the positions that hold a token, not a pad;
-# targets/s the tokens the loss counts), so that tokenizing the records
-# and starting up are left out. Then the ratios, and the padding share
-# that cutoff_len leaves: the share of a row's positions that are pads.
+# log line: the tokens are the positions that hold a token, not a pad; the
+# targets those the loss counts), so that tokenizing the records and
+# starting up are left out, per second of the process's processor time (a
+# machine shared with other work lends a run a changing share of its cores,
+# which wall-clock rates would measure instead). Then the ratios, and the
+# padding share that cutoff_len leaves: the share of a row's positions
+# that are pads.
 # The records: four of the eight commonsense training sets LLM-Adapters'
 # Commonsense170K gathers (BoolQ, ARC-Easy, ARC-Challenge, OpenBookQA:
 # 17,754 records in its layout), fetched once into var/cache/sft/ from its
@@ -59,19 +62,21 @@ for round in $(seq "$ROUNDS"); do
     for run in pretrain ft-rows ft-packed; do
         rm -rf "${out:?}/$run"
         bin/cod-train "$out/$run.json" --out "$out/$run" --threads 1 --progress-seconds 1e9 > "$out/$run.log" 2>&1
-        read -r t g < <(sed -n 's/.* updates in .* s: \([0-9]*\) tokens\/s, \([0-9]*\) targets\/s$/\1 \2/p' "$out/$run.log")
+        # "N updates in S s (C s of processor time): X tokens/s, Y targets/s"
+        read -r t g < <(sed -n 's/.* updates in \([0-9.]*\) s (\([0-9.]*\) s of processor time): \([0-9]*\) tokens\/s, \([0-9]*\) targets\/s$/\1 \2 \3 \4/p' "$out/$run.log" |
+            awk '{ printf "%.0f %.0f\n", $3 * $1 / $2, $4 * $1 / $2 }')
         if [ -z "${tok[$run]:-}" ] || [ "$t" -gt "${tok[$run]}" ]; then
             tok[$run]=$t tgt[$run]=$g
         fi
     done
 done
-printf '%-10s %10s %12s\n' run "tokens/s" "targets/s"
+printf '%-10s %26s %28s\n' run "tokens/processor-second" "targets/processor-second"
 for run in pretrain ft-rows ft-packed; do
-    printf '%-10s %10d %12d\n' "$run" "${tok[$run]}" "${tgt[$run]}"
+    printf '%-10s %26d %28d\n' "$run" "${tok[$run]}" "${tgt[$run]}"
 done
 for run in ft-rows ft-packed; do
     awk -v a="${tok[$run]}" -v b="${tok[pretrain]}" -v r="$run" \
-        'BEGIN { printf "%s / pretrain, real tokens a second: %.3f\n", r, a / b }'
+        'BEGIN { printf "%s / pretrain, real tokens a processor-second: %.3f\n", r, a / b }'
 done
 echo "the rows of LLM-Adapters' recipe, as cod-train made them:"
 grep -o 'instructions (.*' "$out/ft-rows.log"

@@ -51,6 +51,14 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The processor time of the whole process (every thread's). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* Rank 0 speaks for the gang: it alone writes and reports metrics. */
 static void emit(struct run *r, long step, const char *name, int layer, double value)
 {
@@ -540,12 +548,12 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     double last_print = now() - 1e9, started = now();
     /* the updates alone (not evaluations, statistics or checkpoints): their
      * time and the tokens and targets they took, for the run's last line */
-    double busy = 0, taken = 0, learned = 0;
+    double busy = 0, busy_cpu = 0, taken = 0, learned = 0;
     long first_step = step;
     while (step < spec->train.steps) {
         int with_stats = r.rank == 0 && spec->stats_every > 0 &&
                          ((step + 1) % spec->stats_every == 0 || step + 1 == spec->train.steps);
-        double t0 = now(), gnorm, lr, count, inputs;
+        double t0 = now(), c0 = cpu_now(), gnorm, lr, count, inputs;
         double local = update(&r, step, with_stats, &count, &inputs, &gnorm, &lr);
         r.tokens += (long long)count;
         step++;
@@ -561,6 +569,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
         double loss = v[0] / count, dt = now() - t0;
         busy += dt;
+        busy_cpu += cpu_now() - c0;
         taken += inputs;
         learned += count;
         int stop = v[2] > 0 ? TRAIN_STOP_ABANDON : v[1] > 0 ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
@@ -605,8 +614,8 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         }
     }
     if (step > first_step && busy > 0)
-        say(&r, "%ld updates in %.3f s: %.0f tokens/s, %.0f targets/s", step - first_step, busy,
-            taken / busy, learned / busy);
+        say(&r, "%ld updates in %.3f s (%.3f s of processor time): %.0f tokens/s, %.0f targets/s",
+            step - first_step, busy, busy_cpu, taken / busy, learned / busy);
     if ((r.rank == 0 && analyses(&r, step, err, errlen)) || machine_fault(&r, step, err, errlen))
         goto out;
     rc = TRAIN_DONE;
