@@ -79,6 +79,9 @@ check "cod ls shows what each fine-tuning waits for" \
 start_worker a --heartbeat-seconds 1 --flush-seconds 0.2
 await "the pretraining without data to fail" state_is "$bad" failed
 await "its fine-tuning to be blocked" state_is "$bad_ft" blocked
+get /metrics > "$t/metrics.txt"
+check "/metrics counts the blocked and the waiting" \
+    bash -c "grep -q '^cod_experiments{state=\"blocked\"} 1\$' '$t/metrics.txt' && grep -q '^cod_experiments{state=\"waiting\"} ' '$t/metrics.txt'"
 "${C[@]}" show "$bad_ft" > "$t/bad.txt"
 check "blocked with the reason: the pretraining's failure" \
     grep -q "reason     waits for experiment $bad (gone), which failed: data.train" "$t/bad.txt"
