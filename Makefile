@@ -39,6 +39,15 @@ LIB_LIBS = $(BLAS) -ljansson -lcrypto -lm -fopenmp -lpthread
 TEXT_SRC  = $(wildcard text/*.c)
 TEXT_CXX  = $(wildcard text/*.cc)
 TEXT_LIBS = -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++
+# Instruction data and a run's start (sft/): records read, rendered and
+# tokenized into row sets for the trainer, linked into cod-train and cod-worker.
+SFT_SRC   = $(wildcard sft/*.c)
+# The evaluation (eval/): multiple-choice tasks scored as lm-evaluation-harness
+# scores them, in the trainer's programs (cod-analyze eval, a job's
+# analysis.tasks); it tokenizes, so it links text/ too.
+EVAL_SRC  = $(wildcard eval/*.c)
+REL_EVAL  = $(call obj,rel,$(EVAL_SRC))
+SAN_EVAL  = $(call obj,san,$(EVAL_SRC))
 # cod-prep's own code: the pipeline from input files to token shards.
 PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c)) $(PARQUET_SRC)
 PREP_LIBS = -ljansson $(TEXT_LIBS) -lsnappy -lm -fopenmp -lpthread
@@ -56,7 +65,10 @@ SERVER_LIBS = -ljansson -lmicrohttpd -lsqlite3 -lm -lpthread
 CLIENT_SRC  = common/http_client.c
 CLIENT_LIBS = -lcurl
 # cod-worker's own code: lease loop, heartbeat, report spool.
-WORKER_SRC  = $(filter-out $(MAINS),$(wildcard worker/*.c))
+# cod-analyze's own files beside its main (worker/analyze_*.c).
+ANALYZE_SRC = $(wildcard worker/analyze_*.c)
+REL_ANALYZE = $(call obj,rel,$(ANALYZE_SRC))
+WORKER_SRC  = $(filter-out $(MAINS) $(ANALYZE_SRC),$(wildcard worker/*.c))
 CLI_SRC     = $(wildcard clients/cli/*.c)
 TEST_SRC = $(wildcard tests/unit/test_*.c)
 BENCH_SRC= $(wildcard bench/bench_*.c)
@@ -66,6 +78,8 @@ REL_LIB   = $(call obj,rel,$(LIB_SRC))
 SAN_LIB   = $(call obj,san,$(LIB_SRC))
 REL_TEXT  = $(call obj,rel,$(TEXT_SRC)) $(patsubst %.cc,build/rel/%.o,$(TEXT_CXX))
 SAN_TEXT  = $(call obj,san,$(TEXT_SRC)) $(patsubst %.cc,build/san/%.o,$(TEXT_CXX))
+REL_SFT   = $(call obj,rel,$(SFT_SRC))
+SAN_SFT   = $(call obj,san,$(SFT_SRC))
 REL_PREP  = $(call obj,rel,$(PREP_SRC) $(COMMON_SRC)) $(REL_TEXT)
 SAN_PREP  = $(call obj,san,$(PREP_SRC)) $(SAN_TEXT)
 SAN64_LIB = $(call obj,san64,$(LIB_SRC))
@@ -103,15 +117,15 @@ endif
 
 all: $(PROGRAMS) $(CUDA_OBJ)
 
-bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
+bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_SFT) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CUDA_LIBS)
 
-bin/cod-analyze: build/rel/worker/cod_analyze.o build/rel/worker/device.o $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
+bin/cod-analyze: build/rel/worker/cod_analyze.o build/rel/worker/device.o $(REL_ANALYZE) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CUDA_LIBS)
 
-bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
+bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_SFT) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
 
@@ -202,12 +216,12 @@ build/test-lib/faulty_vfs.so: tests/faulty_vfs.c tests/faulty_vfs.h
 
 # The worker tests link the worker's objects and libcurl.
 WORKER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_worker*.c))
-$(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_LIB) $(SAN_TEXT)
+$(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_SFT) $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS)
 
 # cod-worker built with the sanitizers, for tests/worker_sanitized.sh.
-build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_LIB) $(SAN_TEXT)
+build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_SFT) $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS)
 
@@ -229,6 +243,17 @@ build/test-tools/parquet_dump: build/san/tests/parquet/dump.o $(call obj,san,$(P
 build/test-tools/parquet_write: build/rel/tests/parquet/write_tool.o build/rel/tests/parquet/writer.o
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) -o $@ $^ $(PARQUET_LIBS)
+# The instruction data's tests link sft/, eval/ (its tokenizers of a start) and text/.
+build/tests/test_sft: build/tests/%: build/san/tests/unit/%.o $(SAN_SFT) $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS)
+# The evaluation's test links eval/ and text/.
+build/tests/test_eval: build/san/tests/unit/test_eval.o $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS)
+build/bench/bench_eval: build/rel/bench/bench_eval.o $(REL_EVAL) $(REL_LIB) $(REL_TEXT)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS)
 
 # The tokenizer and cod-prep tests, and the benchmarks of both, link prep/ and text/.
 PREP_TESTS = build/tests/test_prep build/tests/test_tokenizer
@@ -295,9 +320,11 @@ build/emu/bin/test_ops_cuda: build/emu/obj/tests/gpu/test_ops_cuda.o
 build/emu/bin/test_model_cuda: build/emu/obj/tests/gpu/test_model_cuda.o
 build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels/cuda/emu/probes.o
 build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
-build/emu/bin/cod-analyze: build/emu/obj/worker/cod_analyze.o build/emu/obj/worker/device.o
+build/emu/bin/cod-analyze: build/emu/obj/worker/cod_analyze.o build/emu/obj/worker/device.o \
+                           $(call obj,emu/obj,$(ANALYZE_SRC))
 # the trainer's programs tokenize (evaluation tasks, instruction data)
-build/emu/bin/cod-train build/emu/bin/cod-analyze $(EMU_WORKER): $(SAN_TEXT)
+build/emu/bin/cod-train build/emu/bin/cod-analyze $(EMU_WORKER): $(SAN_TEXT) $(SAN_EVAL)
+build/emu/bin/cod-train $(EMU_WORKER): $(call obj,emu/obj,$(SFT_SRC))
 build/emu/bin/cod-train build/emu/bin/cod-analyze: EMU_EXTRA_LIBS = $(TEXT_LIBS)
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 build/emu/bin/bench_attention_cuda: build/emu/obj/bench/gpu/bench_attention_cuda.o

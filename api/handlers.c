@@ -101,6 +101,26 @@ static enum MHD_Result idem_reused(struct req *r, const char *what)
                        "this Idempotency-Key was already used for a different %s request", what);
 }
 
+/* A submission the store refused for what it waits for: the first id of
+ * after that names no experiment, or (none) a chain that would close. */
+static enum MHD_Result unknown_after(struct req *r, const struct new_experiment *e)
+{
+    for (int i = 0; i < e->n_after; i++) {
+        json_t *o;
+        int rc = store_get_experiment(r->app->store, e->after[i], &o);
+        if (rc == ST_OK)
+            json_decref(o);
+        else if (rc == ST_NOTFOUND)
+            return reply_error(r, 422, "invalid_spec", "after",
+                               "experiment %lld does not exist (an experiment waits only for "
+                               "ones submitted before it)",
+                               (long long)e->after[i]);
+    }
+    return reply_error(r, 422, "invalid_spec", "after",
+                       "the experiments it waits for would wait for it: a chain may not close "
+                       "on itself");
+}
+
 enum MHD_Result h_create_experiment(struct req *r, int64_t unused)
 {
     (void)unused;
@@ -121,6 +141,11 @@ enum MHD_Result h_create_experiment(struct req *r, int64_t unused)
     int rc = store_create_experiment(r->app->store, &s.row, idem_key(r), &id, &replayed);
     if (rc == ST_OK && !replayed)
         wake_for_new(r->app, &s.row, 1);
+    if (rc == ST_INVALID) {
+        enum MHD_Result ret = unknown_after(r, &s.row);
+        submission_free(&s);
+        return ret;
+    }
     submission_free(&s);
     if (rc == ST_CONFLICT)
         return idem_reused(r, "experiment");
@@ -159,6 +184,14 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
     int rc = store_create_sweep(r->app->store, text, idem_key(r), rows, n, &sweep, &replayed);
     if (rc == ST_OK && !replayed)
         wake_for_new(r->app, rows, n);
+    for (int i = 0; rc == ST_INVALID && i < n; i++)
+        if (rows[i].n_after) {
+            enum MHD_Result ret = unknown_after(r, &rows[i]);
+            free(text);
+            free(rows);
+            submissions_free(subs, n);
+            return ret;
+        }
     free(text);
     free(rows);
     submissions_free(subs, n);
@@ -184,8 +217,9 @@ enum MHD_Result h_show_sweep(struct req *r, int64_t id)
 
 static int known_state(const char *s)
 {
-    static const char *const states[] = {"queued", "running", "succeeded", "failed", "cancelled"};
-    for (int i = 0; i < 5; i++)
+    static const char *const states[] = {"waiting", "queued",    "running", "succeeded",
+                                         "failed",  "cancelled", "blocked"};
+    for (int i = 0; i < 7; i++)
         if (!strcmp(s, states[i]))
             return 1;
     return 0;
@@ -204,7 +238,8 @@ enum MHD_Result h_list_experiments(struct req *r, int64_t unused)
         return ret;
     if (f.state && !known_state(f.state))
         return reply_error(r, 400, "bad_query", "state",
-                           "state must be queued, running, succeeded, failed or cancelled");
+                           "state must be waiting, queued, running, succeeded, failed, "
+                           "cancelled or blocked");
     f.sweep = sweep;
     f.before = cursor;
     f.limit = (int)limit;
@@ -217,9 +252,15 @@ enum MHD_Result h_list_experiments(struct req *r, int64_t unused)
 
 enum MHD_Result h_show_experiment(struct req *r, int64_t id) { return show(r, 200, id); }
 
+/* ?chain=true: the experiments that wait on it, however far down, too. */
 enum MHD_Result h_cancel(struct req *r, int64_t id)
 {
-    int rc = store_cancel(r->app->store, id);
+    const char *chain = query_str(r, "chain");
+    if (chain && strcmp(chain, "true") && strcmp(chain, "false"))
+        return reply_error(r, 400, "bad_query", "chain", "chain must be true or false");
+    int n = 0;
+    int rc = chain && !strcmp(chain, "true") ? store_cancel_chain(r->app->store, id, &n)
+                                             : store_cancel(r->app->store, id);
     if (rc == ST_CONFLICT)
         return reply_error(r, 409, "finished", NULL, "experiment %lld has already finished",
                            (long long)id);

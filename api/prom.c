@@ -128,10 +128,11 @@ char *prom_render(struct http_stats *h, json_t *stats)
     struct buf b = {malloc(8192), 0, 8192, 0};
     if (!b.p)
         return NULL;
-    static const char *const states[] = {"queued", "running", "succeeded", "failed", "cancelled"};
+    static const char *const states[] = {"waiting", "queued",    "running", "succeeded",
+                                         "failed",  "cancelled", "blocked"};
     json_t *st = json_object_get(stats, "states");
     put(&b, "# HELP cod_experiments Experiments by state.\n# TYPE cod_experiments gauge\n");
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 7; i++)
         put(&b, "cod_experiments{state=\"%s\"} %lld\n", states[i],
             (long long)json_integer_value(json_object_get(st, states[i])));
     put_stat(&b, st, "queued", "cod_queue_depth", "gauge", "Experiments waiting for a worker.");

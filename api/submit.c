@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/path.h"
+#include "schema/replicates.h"
 #include "spec/data.h"
 
 static void set_err(struct spec_error *err, const char *field, const char *fmt, const char *arg)
@@ -49,11 +50,15 @@ int submission_from_json(json_t *spec, int max_gang, struct submission *s, struc
         return -1;
     }
     model_label(&s->spec.model, s->model, sizeof s->model);
+    /* a start's model and variant: the experiment's it starts from, which the store reads */
+    const struct job_spec *j = &s->spec;
     s->row = (struct new_experiment){
-        .name = s->spec.name, .model = s->model, .norm = s->spec.norm.name,
-        .device = s->spec.device, .spec_json = s->spec_json, .gpus = s->spec.gpus,
-        .priority = s->spec.priority, .max_attempts = s->spec.max_attempts,
-        .steps = s->spec.train.steps,
+        .name = j->name, .model = j->model_from_init ? NULL : s->model,
+        .norm = j->norm_from_init ? NULL : j->norm.name, .device = j->device,
+        .spec_json = s->spec_json, .gpus = j->gpus, .priority = j->priority,
+        .max_attempts = j->max_attempts, .steps = j->train.steps, .after = s->after,
+        .n_after = spec_waits_for(j, s->after),
+        .start = j->init.kind == INIT_EXPERIMENT ? j->init.experiment : 0,
     };
     return 0;
 }
@@ -141,12 +146,81 @@ static int name_cell(json_t *spec, json_t *cell)
     return json_object_set_new(spec, "name", json_string(name));
 }
 
+/* The later stages of a sweep: then, one spec or a list, each an object
+ * without init (it starts from the stage before). *stages NULL when none. */
+static int stages_of(json_t *body, json_t **stages, struct spec_error *err)
+{
+    json_t *then = json_object_get(body, "then");
+    *stages = NULL;
+    if (!then)
+        return 0;
+    *stages = json_is_array(then) ? json_incref(then) : json_pack("[O]", then);
+    size_t k;
+    json_t *st;
+    json_array_foreach(*stages, k, st) {
+        char field[64];
+        snprintf(field, sizeof field, "then[%zu]", k);
+        if (!json_is_object(st))
+            set_err(err, field, "%s must be a job spec object", field);
+        else if (json_object_get(st, "init"))
+            set_err(err, field, "%s.init: a later stage starts from the final checkpoint of the stage before it",
+                    field);
+        else
+            continue;
+        json_decref(*stages);
+        *stages = NULL;
+        return -1;
+    }
+    if (json_array_size(*stages) == 0) {
+        set_err(err, "then", "%s", "then must be a spec or a non-empty list of specs");
+        json_decref(*stages);
+        *stages = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Stage k of the cell whose first stage is spec: the stage's spec, named
+ * after the cell, with the cell's seed, started from the stage before (its
+ * init.from's id is the store's to write: the stage before has none yet). */
+static int stage_submission(json_t *stage, size_t k, const json_t *spec, const json_t *cell,
+                            int max_gang, struct submission *out, struct spec_error *err)
+{
+    json_t *s = json_deep_copy(stage);
+    const char *own = json_string_value(json_object_get(stage, "name"));
+    char name[160], ownbuf[32];
+    snprintf(ownbuf, sizeof ownbuf, k ? "ft%zu" : "ft", k + 1);
+    snprintf(name, sizeof name, "%s.%s", json_string_value(json_object_get(spec, "name")),
+             own ? own : ownbuf);
+    json_t *seed = json_object_get(cell, REPLICATE_KEY);
+    int bad = !s || json_object_set_new(s, "name", json_string(name)) ||
+              json_object_set_new(s, "init", json_pack("{s:{s:i}}", "from", "experiment", 1)) ||
+              (seed && set_path(s, REPLICATE_KEY, seed));
+    struct spec_error e;
+    if (bad || submission_from_json(s, max_gang, out, &e) != 0) {
+        char *cj = json_dumps(cell, JSON_COMPACT);
+        snprintf(err->field, sizeof err->field, "then[%zu]%s%.100s", k, bad || !e.field[0] ? "" : ".",
+                 bad ? "" : e.field);
+        snprintf(err->message, sizeof err->message, "cell %.200s: %.300s", cj ? cj : "?",
+                 bad ? "out of memory" : e.message);
+        free(cj);
+        json_decref(s);
+        return -1;
+    }
+    json_decref(s);
+    out->row.stage = (int)k + 1;
+    out->row.start = 0;
+    /* the stage before, which the placeholder stands for, is the store's to link */
+    out->row.n_after = out->spec.n_after;
+    return 0;
+}
+
 int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **out, int *n,
                  struct spec_error *err)
 {
     *out = NULL;
     *n = 0;
-    static const char *const allowed[] = {"base", "grid", "name", NULL};
+    static const char *const allowed[] = {"base", "grid", "name", "then", NULL};
     const char *k;
     json_t *v;
     json_object_foreach(body, k, v) {
@@ -154,7 +228,7 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
         for (const char *const *a = allowed; *a; a++)
             ok |= !strcmp(*a, k);
         if (!ok) {
-            set_err(err, k, "unknown field \"%s\" (a sweep has base and grid)", k);
+            set_err(err, k, "unknown field \"%s\" (a sweep has base, grid, name and then)", k);
             return -1;
         }
     }
@@ -167,7 +241,10 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
         set_err(err, "grid", "%s", "grid must be a non-empty object of value lists");
         return -1;
     }
-    size_t axes = json_object_size(grid);
+    json_t *stages;
+    if (stages_of(body, &stages, err))
+        return -1;
+    size_t axes = json_object_size(grid), per = 1 + json_array_size(stages);
     const char **keys = calloc(axes, sizeof *keys);
     json_t **vals = calloc(axes, sizeof *vals);
     size_t *idx = calloc(axes, sizeof *idx), *order = calloc(axes, sizeof *order);
@@ -185,10 +262,11 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
             set_err(err, field, "%s must be a non-empty list of values", field);
             goto done;
         }
-        if ((long)cells * (long)json_array_size(v) > max_cells) {
+        if ((long)cells * (long)json_array_size(v) * (long)per > max_cells) {
             char lim[32];
             snprintf(lim, sizeof lim, "%d", max_cells);
-            set_err(err, "grid", "the grid has more cells than the limit of %s", lim);
+            set_err(err, "grid", "the grid has more experiments (cells × stages) than the limit of %s",
+                    lim);
             goto done;
         }
         cells *= (int)json_array_size(v);
@@ -200,7 +278,7 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
         for (size_t j = 0; j < axes; j++)
             if (path_depth(keys[j]) == depth)
                 order[n++] = j;
-    subs = calloc((size_t)cells, sizeof *subs);
+    subs = calloc((size_t)cells * per, sizeof *subs);
     if (!subs) {
         set_err(err, "", "%s", "out of memory");
         goto done;
@@ -227,7 +305,8 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
         if (!bad && !json_object_get(grid, "name"))
             bad = name_cell(spec, cell) != 0;
         struct spec_error e;
-        if (bad || submission_from_json(spec, max_gang, &subs[c], &e) != 0) {
+        struct submission *first = &subs[(size_t)c * per];
+        if (bad || submission_from_json(spec, max_gang, first, &e) != 0) {
             char *cj = cell ? json_dumps(cell, JSON_COMPACT) : NULL;
             snprintf(err->field, sizeof err->field, "%s", bad ? "" : e.field);
             snprintf(err->message, sizeof err->message, "cell %.200s: %.300s", cj ? cj : "?",
@@ -237,8 +316,19 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
             json_decref(cell);
             goto done;
         }
-        subs[c].cell_json = json_dumps(cell, JSON_COMPACT);
-        subs[c].row.cell_json = subs[c].cell_json;
+        first->cell_json = json_dumps(cell, JSON_COMPACT);
+        first->row.cell_json = first->cell_json;
+        for (size_t k = 1; k < per; k++) {
+            struct submission *sk = &first[k];
+            if (stage_submission(json_array_get(stages, k - 1), k - 1, spec, cell, max_gang, sk,
+                                 err)) {
+                json_decref(spec);
+                json_decref(cell);
+                goto done;
+            }
+            sk->cell_json = json_dumps(cell, JSON_COMPACT);
+            sk->row.cell_json = sk->cell_json;
+        }
         json_decref(spec);
         json_decref(cell);
         /* odometer over the axes */
@@ -248,12 +338,13 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
             idx[i] = 0;
         }
     }
-    *n = cells;
+    *n = cells * (int)per;
     *out = subs;
     subs = NULL;
     ret = 0;
 done:
-    submissions_free(subs, subs ? cells : 0);
+    submissions_free(subs, subs ? cells * (int)per : 0);
+    json_decref(stages);
     free(keys);
     free(vals);
     free(idx);

@@ -18,6 +18,7 @@ struct submission {
     char *spec_json;      /* complete spec, every default explicit (owned) */
     char *cell_json;      /* a sweep cell's grid values, or NULL (owned) */
     char model[48];       /* the model column: a preset's name, or one after the shape */
+    int64_t after[SPEC_MAX_AFTER + 1]; /* what it waits for (row.after) */
     struct new_experiment row;
 };
 
@@ -26,8 +27,10 @@ struct submission {
 int submission_from_json(json_t *spec, int max_gang, struct submission *s, struct spec_error *err);
 void submission_free(struct submission *s);
 
-/* Expands {"base", "grid"} into *n checked submissions (caller frees with
- * submissions_free). -1 with *err naming the field. */
+/* Expands {"base", "grid", "then"?} into *n checked submissions (caller
+ * frees with submissions_free), every cell followed by its later stages
+ * (then: a spec, or a list of them, each started from the stage before's
+ * final checkpoint). -1 with *err naming the field. */
 int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **out, int *n,
                  struct spec_error *err);
 void submissions_free(struct submission *s, int n);

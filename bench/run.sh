@@ -7,7 +7,9 @@
 #  2. layer/out_var by layer for pre and lns on a 12-layer small model after
 #     a short run on the default corpus (bytes); what the paper's recipe
 #     (train.precision bf16, data.packing documents) costs in CPU training
-#     throughput at the recipe study's shape (bench/recipe.sh).
+#     throughput at the recipe study's shape (bench/recipe.sh); fine-tuning's
+#     tokens/s against pretraining's at the same shape, and the padding share
+#     of LLM-Adapters' rows on real instruction records (bench/sft.sh).
 #  3. tokenizer throughput (bench_tokenize), when built; cod-prep end to
 #     end on every core, the default corpus as text files against the same
 #     documents as .jsonl.zst, .jsonl.xz and snappy .parquet (bench_prep);
@@ -57,6 +59,10 @@ bench/out_var_table.sh "$out/depth12-pre/metrics.jsonl" "$out/depth12-lns/metric
 echo
 echo "== the paper's recipe: bf16 and documents packing against mixed and stream (recipe study's shape, 1 thread) =="
 bench/recipe.sh | tee "$out/recipe.txt"
+
+echo
+echo "== fine-tuning against pretraining (llama-9m's shape, gpt2, 16 x 256, 1 thread) =="
+bench/sft.sh | tee "$out/sft.txt"
 
 if [ -x build/bench/bench_tokenize ]; then
     echo

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/figures.h"
+#include "report/finetune.h"
 #include "report/sweep.h"
 #include "report/tables.h"
 #include "report/text.h"
@@ -86,7 +87,8 @@ static int html(struct ctx *c, const json_t *doc)
           "(<code>GET /v1/sweeps/{id}</code> and <code>/v1/sweeps/{id}/series</code>); each table and "
           "figure links the CSV file of its data.</p>\n", f);
 
-    int ret = rp_table1(c, f) || rp_comparisons(c, f) || rp_depth_summary(c, f);
+    int ret = rp_table1(c, f) || rp_finetune(c, f) || rp_comparisons(c, f) ||
+              rp_depth_summary(c, f);
     static const char *const curves[] = {"train/loss", "eval/ppl", NULL};
     static const char *const outvar[] = {"layer/out_var", NULL};
     static const char *const grad[] = {"layer/grad_norm", NULL};

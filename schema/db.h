@@ -104,6 +104,16 @@ struct store {
     struct db_outage outage;
 };
 
+/* chains.c: experiments that wait for others. link: the new experiment id
+ * waits for after[0..n) (ST_INVALID, *bad the id, when one does not exist
+ * or the chain would close on itself), its state set as they stand; view:
+ * "after" and "then" of its view; cancel: every experiment that waits on
+ * id cancelled (*n of them). */
+int db_chain_link(struct conn *c, int64_t id, const int64_t *after, int n, double now,
+                  int64_t *bad);
+int db_chain_view(struct conn *c, int64_t id, json_t *o);
+int db_chain_cancel(struct conn *c, int64_t id, double now, int *n);
+
 /* conn.c: a connection, its statements and its failures. */
 int db_conn_open(struct conn *c, const char *path, int flags, struct db_outage *outage,
                  char *err, size_t errlen);

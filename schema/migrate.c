@@ -29,8 +29,13 @@ static const char recipe_fields_v6[] =
 #include "build/gen/recipe_fields_sql.inc"
     ;
 
-static const char *const migrations[] = {schema_v1, worker_states_v2, gangs_v3, active_members_v4,
-                                         rendezvous_due_v5, recipe_fields_v6};
+static const char chains_v7[] =
+#include "build/gen/chains_sql.inc"
+    ;
+
+static const char *const migrations[] = {schema_v1,          worker_states_v2, gangs_v3,
+                                         active_members_v4,  rendezvous_due_v5,
+                                         recipe_fields_v6,   chains_v7};
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 static int user_version(sqlite3 *db, int *v)
@@ -45,6 +50,14 @@ static int user_version(sqlite3 *db, int *v)
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* sqlite3_exec's callback: counts the rows a statement gives. */
+static int count_row(void *arg, int n, char **values, char **names)
+{
+    (void)n, (void)values, (void)names;
+    ++*(int *)arg;
+    return 0;
+}
+
 int migrate(sqlite3 *db, char *err, size_t errlen)
 {
     int v;
@@ -57,19 +70,37 @@ int migrate(sqlite3 *db, char *err, size_t errlen)
                  N_MIGRATIONS);
         return -1;
     }
-    for (; v < N_MIGRATIONS; v++) {
+    /* A migration that builds a table again drops the old one, which the
+     * foreign keys would refuse: they are off while migrations run (SQLite
+     * changes the setting only outside a transaction), and each migration
+     * checks them before it commits. */
+    if (v < N_MIGRATIONS && sqlite3_exec(db, "PRAGMA foreign_keys = OFF", NULL, NULL, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "foreign keys off for the migrations: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    int rc = 0;
+    for (; rc == 0 && v < N_MIGRATIONS; v++) {
         char *msg = NULL;
         char bump[64];
         snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
+        int bad_keys = 0;
         if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(db, migrations[v], NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(db, "PRAGMA foreign_key_check", count_row, &bad_keys, &msg) != SQLITE_OK ||
+            bad_keys ||
             sqlite3_exec(db, bump, NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-            snprintf(err, errlen, "migration %d: %s", v + 1, msg ? msg : sqlite3_errmsg(db));
+            snprintf(err, errlen, "migration %d: %s", v + 1,
+                     msg ? msg : bad_keys ? "it leaves rows whose foreign keys point nowhere"
+                                          : sqlite3_errmsg(db));
             sqlite3_free(msg);
             sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-            return -1;
+            rc = -1;
         }
     }
-    return 0;
+    if (sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK && rc == 0) {
+        snprintf(err, errlen, "foreign keys on after the migrations: %s", sqlite3_errmsg(db));
+        rc = -1;
+    }
+    return rc;
 }

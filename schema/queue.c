@@ -6,10 +6,15 @@
 #include <stdint.h>
 #include <string.h>
 
+/* ?14: the experiment it starts from (its model and norm where ?2, ?3 are
+ * NULL); ?15: a later stage's, whose id goes into the spec's init.from */
 static const char q_insert_exp[] =
     "INSERT INTO experiments (name, model, norm, device, gpus, priority, max_attempts,"
-    " steps, spec, state, sweep_id, sweep_cell, idem_key, created)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'queued', ?10, ?11, ?12, ?13)";
+    " steps, spec, state, sweep_id, sweep_cell, idem_key, created, stage)"
+    " VALUES (?1, coalesce(?2, (SELECT model FROM experiments WHERE id = ?14), 'start'),"
+    " coalesce(?3, (SELECT norm FROM experiments WHERE id = ?14), 'start'), ?4, ?5, ?6, ?7, ?8,"
+    " CASE WHEN ?15 IS NULL THEN ?9 ELSE json_set(?9, '$.init.from.experiment', ?15) END,"
+    " 'queued', ?10, ?11, ?12, ?13, ?16)";
 static const char q_idem_exp[] =
     "SELECT id, spec FROM experiments WHERE idem_key = ?1";
 static const char q_idem_sweep[] =
@@ -45,9 +50,11 @@ static int lookup_idem(struct conn *c, const char *sql, const char *key, const c
     return rc == SQLITE_DONE ? ST_NOTFOUND : ST_ERROR;
 }
 
+/* prev: the row inserted before it (a later stage's start), or 0 */
 static int insert_exp(struct conn *c, const struct new_experiment *e, int64_t sweep,
-                      const char *idem_key, double now, int64_t *id)
+                      const char *idem_key, double now, int64_t prev, int64_t *id)
 {
+    int64_t start = e->stage > 0 ? prev : e->start;
     sqlite3_stmt *s = db_stmt(c, q_insert_exp);
     if (!s)
         return ST_ERROR;
@@ -65,10 +72,18 @@ static int insert_exp(struct conn *c, const struct new_experiment *e, int64_t sw
     db_bind_text(s, 11, e->cell_json);
     db_bind_text(s, 12, idem_key);
     sqlite3_bind_double(s, 13, now);
+    if (start)
+        sqlite3_bind_int64(s, 14, start);
+    if (e->stage > 0)
+        sqlite3_bind_int64(s, 15, prev);
+    sqlite3_bind_int(s, 16, e->stage);
     if (db_exec(c, s) != 0)
         return ST_ERROR;
     *id = sqlite3_last_insert_rowid(c->db);
-    return ST_OK;
+    int64_t bad;
+    if (e->stage > 0 && db_chain_link(c, *id, &prev, 1, now, &bad) != ST_OK)
+        return ST_ERROR;
+    return e->n_after ? db_chain_link(c, *id, e->after, e->n_after, now, &bad) : ST_OK;
 }
 
 /* A submission, one experiment or a sweep's cells. With an idempotency key
@@ -99,7 +114,7 @@ static int submit(struct store *st, void *arg)
     }
     double now = store_now();
     if (!u->sweep)
-        return insert_exp(c, u->cells, 0, u->idem_key, now, u->id);
+        return insert_exp(c, u->cells, 0, u->idem_key, now, 0, u->id);
     sqlite3_stmt *s = db_stmt(c, q_insert_sweep);
     if (!s)
         return ST_ERROR;
@@ -109,10 +124,13 @@ static int submit(struct store *st, void *arg)
     if (db_exec(c, s) != 0)
         return ST_ERROR;
     *u->id = sqlite3_last_insert_rowid(c->db);
+    int64_t prev = 0;
     for (int i = 0; i < u->n; i++) {
         int64_t id;
-        if (insert_exp(c, &u->cells[i], *u->id, NULL, now, &id) != ST_OK)
-            return ST_ERROR;
+        int rc = insert_exp(c, &u->cells[i], *u->id, NULL, now, prev, &id);
+        if (rc != ST_OK)
+            return rc;
+        prev = id;
     }
     return ST_OK;
 }
@@ -143,7 +161,7 @@ static int cancel(struct store *st, void *arg)
         return rc;
     char state[16];
     snprintf(state, sizeof state, "%s", (const char *)sqlite3_column_text(s, 0));
-    if (!strcmp(state, "queued")) {
+    if (!strcmp(state, "queued") || !strcmp(state, "waiting")) {
         s = db_stmt(c, q_cancel_queued);
         if (!s)
             return ST_ERROR;
@@ -163,4 +181,27 @@ static int cancel(struct store *st, void *arg)
 int store_cancel(struct store *st, int64_t id)
 {
     return db_run(st, cancel, &id);
+}
+
+struct chain_cancel {
+    int64_t id;
+    int *n;
+};
+
+/* Those that wait first, so that none is blocked on its way to cancelled. */
+static int cancel_chain(struct store *st, void *arg)
+{
+    struct chain_cancel *a = arg;
+    int rc = db_chain_cancel(&st->writer, a->id, store_now(), a->n);
+    if (rc != ST_OK)
+        return rc;
+    rc = cancel(st, &a->id);
+    return rc == ST_CONFLICT ? ST_OK : rc;
+}
+
+int store_cancel_chain(struct store *st, int64_t id, int *n)
+{
+    struct chain_cancel a = {id, n};
+    *n = 0;
+    return db_run(st, cancel_chain, &a);
 }

@@ -12,7 +12,7 @@ static json_t *num(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
-static json_t *summary_json(const double *x, int n)
+json_t *replicates_summary(const double *x, int n)
 {
     if (n < 1)
         return json_null();
@@ -72,7 +72,8 @@ static int tally(json_t *g, const json_t *cell)
         return add_count(g, "n") || json_array_append(json_object_get(g, "averaged"), id);
     if (replicates_diverged(cell))
         return add_count(g, "diverged");
-    if (state && (!strcmp(state, "queued") || !strcmp(state, "running")))
+    if (state && (!strcmp(state, "queued") || !strcmp(state, "running") ||
+                  !strcmp(state, "waiting")))
         return add_count(g, "unfinished");
     return add_count(g, state && !strcmp(state, "cancelled") ? "cancelled" : "failed");
 }
@@ -92,8 +93,8 @@ static int summarise(json_t *g, const json_t *members)
         if (json_is_number(l))
             loss[nl++] = json_number_value(l);
     }
-    rc = json_object_set_new(g, "eval/ppl", summary_json(ppl, np)) ||
-         json_object_set_new(g, "eval/loss", summary_json(loss, nl));
+    rc = json_object_set_new(g, "eval/ppl", replicates_summary(ppl, np)) ||
+         json_object_set_new(g, "eval/loss", replicates_summary(loss, nl));
 done:
     free(ppl);
     free(loss);

@@ -19,6 +19,9 @@
  * *comparisons (new references). -1 when out of memory. */
 int replicates_group(json_t *cells, json_t **groups, json_t **comparisons);
 
+/* {n, mean, sd, min, max} of x (null below one value; a non-finite number null). */
+json_t *replicates_summary(const double *x, int n);
+
 /* Diverged: the trainer stopped it for a non-finite loss ("diverged at step
  * N"), or it ended with a final perplexity that is not a finite number. */
 int replicates_diverged(const json_t *cell);

@@ -46,6 +46,16 @@ struct new_experiment {
     const char *cell_json;   /* a sweep cell's grid values, or NULL */
     int gpus, priority, max_attempts;
     long steps;
+    /* Chains (docs/api.md): the experiments it waits for, which must exist
+     * (ST_INVALID otherwise, or when they would wait for it); it starts
+     * waiting, queued, or blocked as they stand. model and norm NULL: those
+     * of the experiment it starts from (start). A sweep's later stage
+     * (stage > 0) waits for the row before it and starts from its final
+     * checkpoint, its spec's init.from.experiment set to that row's id. */
+    const int64_t *after;
+    int n_after;
+    int64_t start;
+    int stage;
 };
 
 /* With an idempotency key already used for the same request, *replayed is
@@ -66,6 +76,10 @@ int store_get_experiment(struct store *st, int64_t id, json_t **out);
 int store_list_experiments(struct store *st, const struct exp_filter *f, json_t **out);
 /* queued → cancelled now; running → flagged, cancelled at the next heartbeat. */
 int store_cancel(struct store *st, int64_t id);
+/* The experiment and every one that waits on it, directly or through
+ * others, cancelled as store_cancel does (what has finished stays as it
+ * is); *n: how many wait on it. ST_NOTFOUND for no such experiment. */
+int store_cancel_chain(struct store *st, int64_t id, int *n);
 
 /* Group commit (on by default): the writes that arrive together share one
  * transaction and one fsync, and none is answered before it is on disk.

@@ -5,9 +5,12 @@
 #include "schema/db.h"
 #include "schema/replicates.h"
 #include "schema/stats.h"
+#include "schema/tasks.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char q_sweep[] =
     "SELECT created, body FROM sweeps WHERE id = ?1";
@@ -15,17 +18,71 @@ static const char q_sweep_cells[] =
     "SELECT e.id, e.state, e.sweep_cell, p.value, p.step, l.value, e.reason FROM experiments e"
     " LEFT JOIN latest p ON p.experiment_id = e.id AND p.name = 'eval/ppl'"
     " LEFT JOIN latest l ON l.experiment_id = e.id AND l.name = 'eval/loss'"
-    " WHERE e.sweep_id = ?1 ORDER BY e.id";
+    " WHERE e.sweep_id = ?1 AND e.stage = 0 ORDER BY e.id";
+/* a sweep's later stages, each with its tasks' scores as a JSON object of
+ * the latest task/NAME/MEASURE values */
+static const char q_stage_cells[] =
+    "SELECT e.id, e.state, e.sweep_cell, e.stage, e.reason, e.name,"
+    " (SELECT json_group_object(l.name, l.value) FROM latest l"
+    "  WHERE l.experiment_id = e.id AND l.name LIKE 'task/%')"
+    " FROM experiments e WHERE e.sweep_id = ?1 AND e.stage > 0 ORDER BY e.id";
 /* ?1: a JSON array of experiment ids */
 static const char q_group_series[] =
     "SELECT step, layer, value FROM metrics"
     " WHERE name = ?2 AND experiment_id IN (SELECT value FROM json_each(?1))"
     " ORDER BY step, layer";
 
+/* {"task/boolq/acc": v, ...} as {"boolq": {"acc": v}, ...} */
+static json_t *task_scores(const char *text)
+{
+    json_t *flat = text ? json_loads(text, 0, NULL) : NULL, *out = json_object(), *v;
+    const char *k;
+    json_object_foreach(flat, k, v) {
+        const char *task = k + 5, *slash = strrchr(task, '/');
+        if (!slash || slash == task)
+            continue;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(slash - task), task);
+        json_t *t = json_object_get(out, name);
+        if (!t)
+            json_object_set_new(out, name, t = json_object());
+        json_object_set(t, slash + 1, v);
+    }
+    json_decref(flat);
+    return out;
+}
+
+static json_t *stage_cells(struct conn *c, int64_t id)
+{
+    json_t *stages = json_array();
+    sqlite3_stmt *s = db_stmt(c, q_stage_cells);
+    if (!stages || !s) {
+        json_decref(stages);
+        return NULL;
+    }
+    sqlite3_bind_int64(s, 1, id);
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        json_t *cell = json_loads((const char *)sqlite3_column_text(s, 2), 0, NULL);
+        json_array_append_new(
+            stages, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "experiment", db_col_json(s, 0),
+                              "state", db_col_json(s, 1), "params", cell ? cell : json_null(),
+                              "stage", db_col_json(s, 3), "reason", db_col_json(s, 4), "name",
+                              db_col_json(s, 5), "tasks",
+                              task_scores((const char *)sqlite3_column_text(s, 6))));
+    }
+    if (rc != SQLITE_DONE) {
+        json_decref(stages);
+        return NULL;
+    }
+    return stages;
+}
+
 static int sweep_view(struct conn *c, int64_t id, json_t **out)
 {
     int ret = ST_ERROR;
     json_t *body = NULL, *cells = json_array(), *groups = NULL, *comparisons = NULL;
+    json_t *stages = NULL, *finetune = NULL;
     sqlite3_stmt *s = db_stmt(c, q_sweep);
     if (!s || !cells)
         goto done;
@@ -49,23 +106,26 @@ static int sweep_view(struct conn *c, int64_t id, json_t **out)
                                                "eval/loss", db_col_json(s, 5), "reason",
                                                db_col_json(s, 6)));
     }
-    if (rc != SQLITE_DONE || replicates_group(cells, &groups, &comparisons) != 0)
+    if (rc != SQLITE_DONE || replicates_group(cells, &groups, &comparisons) != 0 ||
+        !(stages = stage_cells(c, id)) || tasks_table(stages, &finetune) != 0)
         goto done;
     json_t *grid = body ? json_object_get(body, "grid") : NULL;
     /* the sweep's own name, else its base spec's */
     const char *name = json_string_value(json_object_get(body, "name"));
     name = name ? name : json_string_value(json_object_get(json_object_get(body, "base"), "name"));
     int seeded = grid && json_object_get(grid, REPLICATE_KEY);
-    *out = json_pack("{s:I,s:o,s:f,s:O,s:o,s:O,s:O,s:O}", "id", (json_int_t)id, "name",
+    *out = json_pack("{s:I,s:o,s:f,s:O,s:o,s:O,s:O,s:O,s:O,s:O}", "id", (json_int_t)id, "name",
                      name ? json_string(name) : json_null(), "created", created, "grid", grid ? grid : json_null(), "replicates",
                      seeded ? json_string(REPLICATE_KEY) : json_null(), "cells", cells, "groups",
-                     groups, "comparisons", comparisons);
+                     groups, "comparisons", comparisons, "stages", stages, "finetune", finetune);
     ret = *out ? ST_OK : ST_ERROR;
 done:
     json_decref(body);
     json_decref(cells);
     json_decref(groups);
     json_decref(comparisons);
+    json_decref(stages);
+    json_decref(finetune);
     return ret;
 }
 

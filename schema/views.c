@@ -10,14 +10,15 @@
 static const char q_get_exp[] =
     "SELECT e.id, e.name, e.model, e.norm, e.device, e.state, e.attempts, e.max_attempts,"
     " e.priority, e.reason, e.sweep_id, e.run_id, r.worker_id, e.step, e.steps,"
-    " e.created, e.started, e.finished, e.cancel_req, e.spec"
+    " e.created, e.started, e.finished, e.cancel_req, e.spec, e.stage"
     " FROM experiments e LEFT JOIN runs r ON r.id = e.run_id WHERE e.id = ?1";
 static const char q_latest_of[] =
     "SELECT name, step, value FROM latest WHERE experiment_id = ?1 ORDER BY name";
 static const char q_list_exp[] =
     "SELECT e.id, e.name, e.model, e.norm, e.device, e.state, e.attempts, e.max_attempts,"
     " e.priority, e.reason, e.sweep_id, e.run_id, r.worker_id, e.step, e.steps,"
-    " e.created, e.started, e.finished, e.cancel_req"
+    " e.created, e.started, e.finished, e.cancel_req, e.stage,"
+    " (SELECT json_group_array(w.after_id) FROM waits w WHERE w.experiment_id = e.id)"
     " FROM experiments e LEFT JOIN runs r ON r.id = e.run_id"
     " WHERE (?1 IS NULL OR e.state = ?1) AND (?2 IS NULL OR e.sweep_id = ?2)"
     " AND (?3 IS NULL OR e.norm = ?3) AND (?4 IS NULL OR e.model = ?4)"
@@ -37,7 +38,8 @@ static const char *const exp_cols[] = {
     "reason", "sweep", "run", "worker", "step", "steps", "created", "started", "finished",
 };
 
-static json_t *exp_row(sqlite3_stmt *s)
+/* stage_col: where the query put the sweep's stage */
+static json_t *exp_row(sqlite3_stmt *s, int stage_col)
 {
     json_t *o = json_object();
     if (!o)
@@ -46,6 +48,7 @@ static json_t *exp_row(sqlite3_stmt *s)
     for (int i = 0; i < n; i++)
         json_object_set_new(o, exp_cols[i], db_col_json(s, i));
     json_object_set_new(o, "cancel_requested", json_boolean(sqlite3_column_int(s, n)));
+    json_object_set_new(o, "stage", json_integer(sqlite3_column_int(s, stage_col)));
     long steps = (long)sqlite3_column_int64(s, 14);
     json_object_set_new(o, "progress",
                         json_real(steps > 0 ? (double)sqlite3_column_int64(s, 13) / steps : 0.0));
@@ -66,7 +69,7 @@ int store_get_experiment(struct store *st, int64_t id, json_t **out)
         ret = ST_NOTFOUND;
         goto done;
     }
-    if (rc != SQLITE_ROW || !(o = exp_row(s)))
+    if (rc != SQLITE_ROW || !(o = exp_row(s, 20)) || db_chain_view(c, id, o) != ST_OK)
         goto done;
     json_t *spec = json_loads((const char *)sqlite3_column_text(s, 19), 0, NULL);
     json_object_set_new(o, "spec", spec ? spec : json_null());
@@ -116,7 +119,10 @@ int store_list_experiments(struct store *st, const struct exp_filter *f, json_t 
             n++;
             break;
         }
-        json_array_append_new(arr, exp_row(s));
+        json_t *row = exp_row(s, 19);
+        json_t *after = json_loads((const char *)sqlite3_column_text(s, 20), 0, NULL);
+        json_object_set_new(row, "after", after ? after : json_array());
+        json_array_append_new(arr, row);
         last = sqlite3_column_int64(s, 0);
         n++;
     }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -156,10 +157,48 @@ static int check_docs(const char *pattern, const char *field, struct spec_error 
     return 0;
 }
 
+/* A file of instruction records that can be read (its records are the
+ * worker's to read: sft/records.h). */
+static int readable(const char *path, void *ctx, char *msg, size_t msglen)
+{
+    (void)ctx;
+    if (access(path, R_OK) == 0)
+        return 0;
+    snprintf(msg, msglen, "%s: %s", path, strerror(errno));
+    return -1;
+}
+
+/* init.from's path is a cod checkpoint (state.json) or a Hugging Face
+ * folder (config.json); what they hold is the worker's to read. */
+static int check_init(const struct job_spec *s, struct spec_error *err)
+{
+    if (s->init.kind != INIT_PATH)
+        return 0;
+    char path[PATH_MAX + 32];
+    static const char *const marks[] = {"state.json", "config.json"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", s->init.path, marks[i]);
+        if (access(path, R_OK) == 0)
+            return 0;
+    }
+    return spec_fail(err, "init.from",
+                     "%s is neither a cod checkpoint (no state.json) nor a Hugging Face model "
+                     "folder (no config.json)",
+                     s->init.path);
+}
+
 int spec_check_files(struct job_spec *s, int *meta_vocab, struct spec_error *err)
 {
     memset(err, 0, sizeof(*err));
     *meta_vocab = 0;
+    if (check_init(s, err))
+        return -1;
+    if (s->format == FORMAT_INSTRUCTIONS)
+        return spec_each_file(s->train_glob, "data.train", readable, NULL, err) ||
+                       (s->val_glob[0] &&
+                        spec_each_file(s->val_glob, "data.val", readable, NULL, err))
+                   ? -1
+                   : 0;
     /* meta.json sits beside the first train shard, so that shard is found first. */
     char first[PATH_MAX] = "";
     if (spec_each_file(s->train_glob, "data.train", first_file, first, err))

@@ -7,6 +7,7 @@
 
 #include "common/device_name.h"
 #include "spec/fields.h"
+#include "spec/finetune.h"
 
 /* Model presets and, for the sizes the paper trained, its recipe
  * (docs/spec.md). lr 0 marks a preset without a recipe. */
@@ -43,9 +44,14 @@ enum { N_PRESETS = sizeof(presets) / sizeof(presets[0]) };
 #define DEFAULT_VAL_GLOB "var/data/default/val_*.bin"
 /* The embedding's std in the paper's reported runs (docs/variants.md). */
 #define DEFAULT_EMBED_STD 0.02
+/* LLaMA's RoPE base and cod's RMSNorm epsilon */
+#define DEFAULT_ROPE_THETA 10000.0
+#define DEFAULT_NORM_EPS 1e-6
 
 static const char *const precision_names[] = {"mixed", "bf16", NULL};
 static const char *const packing_names[] = {"stream", "documents", NULL};
+static const char *const format_names[] = {"shards", "instructions", NULL};
+static const char *const schedule_names[] = {"cosine", "linear", NULL};
 
 const char *spec_precision_name(enum precision p)
 {
@@ -55,6 +61,36 @@ const char *spec_precision_name(enum precision p)
 const char *spec_packing_name(enum packing p)
 {
     return packing_names[p];
+}
+
+const char *spec_format_name(enum data_format f)
+{
+    return format_names[f];
+}
+
+const char *spec_schedule_name(enum schedule s)
+{
+    return schedule_names[s];
+}
+
+int spec_rows_partial(const struct job_spec *s)
+{
+    return s->packing == PACKING_DOCUMENTS || s->format == FORMAT_INSTRUCTIONS;
+}
+
+int spec_waits_for(const struct job_spec *s, int64_t *ids)
+{
+    int n = 0;
+    for (int i = 0; i < s->n_after; i++)
+        ids[n++] = s->after[i];
+    if (s->init.kind == INIT_EXPERIMENT) {
+        int named = 0;
+        for (int i = 0; i < n; i++)
+            named |= ids[i] == s->init.experiment;
+        if (!named)
+            ids[n++] = s->init.experiment;
+    }
+    return n;
 }
 
 const char *spec_name_key(const char *section)
@@ -98,8 +134,9 @@ static int parse_shape(json_t *v, struct model_shape *m, struct spec_error *err)
     if (!json_is_object(v))
         return spec_fail(err, "model",
                     "must be a preset name or an object {dim, n_layers, n_heads, ffn_dim, vocab}");
-    static const char *const keys[] = {"preset", "dim",   "n_layers",  "n_heads",
-                                       "ffn_dim", "vocab", "embed_std", NULL};
+    static const char *const keys[] = {"preset",    "dim",       "n_layers", "n_heads",
+                                       "ffn_dim",   "vocab",     "embed_std", "rope_theta",
+                                       "norm_eps",  NULL};
     if (field_check_keys(v, "model", keys, err))
         return -1;
     /* "preset" in the object (as spec_to_json writes it) starts from that
@@ -146,8 +183,16 @@ static int parse_model(json_t *v, struct model_shape *m, struct spec_error *err)
     if (parse_shape(v, m, err))
         return -1;
     m->embed_std = DEFAULT_EMBED_STD;
-    if (json_is_object(v) && field_real(v, "model", "embed_std", &m->embed_std, err) < 0)
+    m->rope_theta = DEFAULT_ROPE_THETA;
+    m->norm_eps = DEFAULT_NORM_EPS;
+    if (json_is_object(v) && (field_real(v, "model", "embed_std", &m->embed_std, err) < 0 ||
+                              field_real(v, "model", "rope_theta", &m->rope_theta, err) < 0 ||
+                              field_real(v, "model", "norm_eps", &m->norm_eps, err) < 0))
         return -1;
+    if (m->rope_theta <= 1)
+        return spec_fail(err, "model.rope_theta", "must be more than 1 (got %g)", m->rope_theta);
+    if (m->norm_eps <= 0 || m->norm_eps > 1e-2)
+        return spec_fail(err, "model.norm_eps", "must be in (0, 0.01] (got %g)", m->norm_eps);
     if (m->embed_std <= 0)
         return spec_fail(err, "model.embed_std", "must be positive (got %g)", m->embed_std);
     return 0;
@@ -221,9 +266,11 @@ static int parse_norm(json_t *v, struct norm_variant *n, struct spec_error *err)
     return 0;
 }
 
-static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struct train_cfg *t,
-                       struct spec_error *err)
+static int parse_train(json_t *sec, const struct job_spec *s, struct train_cfg *t,
+                       long *eval_every, struct spec_error *err)
 {
+    const struct model_shape *m = &s->model;
+    int gpus = s->gpus, instructions = s->format == FORMAT_INSTRUCTIONS;
     const struct model_preset *p = find_preset(m->preset);
     int recipe = p && p->lr > 0;
     t->steps = recipe ? p->steps : DEFAULT_STEPS;
@@ -238,7 +285,13 @@ static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struc
     t->clip = 0;
     t->seed = 1;
     t->precision = PRECISION_MIXED;
-    int steps_given = 0, warmup_given = 0, micro_given = 0, precision = PRECISION_MIXED;
+    t->epochs = 0;
+    t->schedule = SCHEDULE_COSINE;
+    int with_recipe = instructions && strcmp(s->sft.recipe, "none");
+    if (instructions)
+        finetune_recipe_defaults(&s->sft, t, eval_every);
+    int steps_given = 0, warmup_given = 0, micro_given = 0, epochs_given = 0;
+    int precision = PRECISION_MIXED, schedule = (int)t->schedule;
     long long seed = 1;
     if (sec) {
         if ((steps_given = field_long(sec, "train", "steps", 1, &t->steps, err)) < 0 ||
@@ -253,9 +306,12 @@ static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struc
             field_real(sec, "train", "eps", &t->eps, err) < 0 ||
             field_real(sec, "train", "weight_decay", &t->weight_decay, err) < 0 ||
             field_real(sec, "train", "clip", &t->clip, err) < 0 ||
-            field_choice(sec, "train", "precision", precision_names, &precision, err) < 0)
+            field_choice(sec, "train", "precision", precision_names, &precision, err) < 0 ||
+            field_choice(sec, "train", "schedule", schedule_names, &schedule, err) < 0 ||
+            (epochs_given = field_real(sec, "train", "epochs", &t->epochs, err)) < 0)
             return -1;
         t->precision = (enum precision)precision;
+        t->schedule = (enum schedule)schedule;
         /* json_int_t is signed 64-bit, so the seed's range is [0, 2^63-1]. */
         json_t *sv = json_object_get(sec, "seed");
         if (sv && (!json_is_integer(sv) || json_integer_value(sv) < 0))
@@ -264,11 +320,27 @@ static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struc
             seed = json_integer_value(sv);
     }
     t->seed = (uint64_t)seed;
+    if (epochs_given && steps_given)
+        return spec_fail(err, "train.epochs", "stands in for train.steps: give one of them");
+    if (epochs_given && !instructions)
+        return spec_fail(err, "train.epochs",
+                         "counts passes over instruction records (data.format \"instructions\"); "
+                         "shard data counts train.steps");
+    if (epochs_given && t->epochs <= 0)
+        return spec_fail(err, "train.epochs", "must be positive (got %g)", t->epochs);
+    if (steps_given)
+        t->epochs = 0;
+    else if (t->epochs > 0)
+        t->steps = 0;
     /* The paper's warmups are a tenth of its runs (1B: 1% of 100k steps).
      * A preset's own warmup applies only with its own step count: a spec
      * that changes steps but not warmup gets steps/10, as does every model
      * without a recipe. */
-    if (!warmup_given)
+    if (!warmup_given && with_recipe)
+        ;  /* the recipe's own */
+    else if (!warmup_given && t->epochs > 0)
+        t->warmup = -1;  /* a tenth of the steps, once the data has given them */
+    else if (!warmup_given)
         t->warmup = recipe && !steps_given ? p->warmup : t->steps / 10;
     /* by default each rank's share of the batch goes in micro-batches of 64 */
     int share = t->batch_seqs % gpus == 0 ? t->batch_seqs / gpus : t->batch_seqs;
@@ -296,7 +368,7 @@ static int parse_train(json_t *sec, const struct model_shape *m, int gpus, struc
                     (long long)t->seq_len * t->batch_seqs);
     if (t->lr <= 0)
         return spec_fail(err, "train.lr", "must be positive (got %g)", t->lr);
-    if (t->warmup > t->steps)
+    if (t->steps > 0 && t->warmup > t->steps)
         return spec_fail(err, "train.warmup", "warmup %ld is longer than the run (%ld steps)",
                     t->warmup, t->steps);
     if (t->min_lr_ratio < 0 || t->min_lr_ratio > 1)
@@ -338,35 +410,63 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
         return spec_fail(err, "", "the spec must be a JSON object");
     static const char *const top[] = {"name", "model", "norm", "data", "train", "eval", "stats",
                                       "checkpoint", "analysis", "resources", "priority",
-                                      "max_attempts", NULL};
+                                      "max_attempts", "init", "after", "sft", NULL};
     if (field_check_keys(root, "", top, err))
         return -1;
 
-    if (parse_model(json_object_get(root, "model"), &s.model, err) ||
-        parse_norm(json_object_get(root, "norm"), &s.norm, err))
+    if (finetune_parse_init(root, &s, err) || finetune_parse_after(root, &s, err))
         return -1;
+    /* a start's model and variant are the checkpoint's unless the spec says them */
+    s.model_from_init = s.init.kind != INIT_SEED && !json_object_get(root, "model");
+    s.norm_from_init = s.init.kind != INIT_SEED && !json_object_get(root, "norm");
+    if ((!s.model_from_init && parse_model(json_object_get(root, "model"), &s.model, err)) ||
+        (!s.norm_from_init && parse_norm(json_object_get(root, "norm"), &s.norm, err)))
+        return -1;
+    if (s.model_from_init) {
+        snprintf(s.model.preset, sizeof s.model.preset, "custom");
+        s.model.embed_std = DEFAULT_EMBED_STD;
+        s.model.rope_theta = DEFAULT_ROPE_THETA;
+        s.model.norm_eps = DEFAULT_NORM_EPS;
+    }
     const struct model_shape *m = &s.model;
-    if (m->dim % m->n_heads)
+    if (s.model_from_init)
+        ;  /* checked against the checkpoint's shape by the worker */
+    else if (m->dim % m->n_heads)
         return spec_fail(err, "model.n_heads", "dim %d is not divisible by n_heads %d", m->dim,
                     m->n_heads);
-    if ((m->dim / m->n_heads) % 2)
+    else if ((m->dim / m->n_heads) % 2)
         return spec_fail(err, "model.dim", "head dim %d (dim/n_heads) must be even for RoPE",
                     m->dim / m->n_heads);
-    if (s.norm.mix_post_layers > m->n_layers)
+    if (!s.model_from_init && s.norm.mix_post_layers > m->n_layers)
         return spec_fail(err, "norm.mix_post_layers", "%d is more than the model's %d layers",
                     s.norm.mix_post_layers, m->n_layers);
 
     json_t *sec;
-    static const char *const data_keys[] = {"train", "val", "packing", NULL};
-    snprintf(s.train_glob, sizeof(s.train_glob), "%s", DEFAULT_TRAIN_GLOB);
-    snprintf(s.val_glob, sizeof(s.val_glob), "%s", DEFAULT_VAL_GLOB);
-    int packing = PACKING_STREAM;
+    static const char *const data_keys[] = {"train", "val", "packing", "format", NULL};
+    int packing = PACKING_STREAM, format = FORMAT_SHARDS, train_given = 0;
     if (field_section(root, "data", data_keys, &sec, err) ||
-        (sec && (field_string(sec, "data", "train", s.train_glob, sizeof(s.train_glob), err) < 0 ||
-                 field_string(sec, "data", "val", s.val_glob, sizeof(s.val_glob), err) < 0 ||
-                 field_choice(sec, "data", "packing", packing_names, &packing, err) < 0)))
+        (sec && field_choice(sec, "data", "format", format_names, &format, err) < 0))
+        return -1;
+    s.format = (enum data_format)format;
+    /* instruction records have no default set, and held-out ones are optional */
+    int instructions = s.format == FORMAT_INSTRUCTIONS;
+    snprintf(s.train_glob, sizeof(s.train_glob), "%s", instructions ? "" : DEFAULT_TRAIN_GLOB);
+    snprintf(s.val_glob, sizeof(s.val_glob), "%s", instructions ? "" : DEFAULT_VAL_GLOB);
+    json_t *val = sec ? json_object_get(sec, "val") : NULL;
+    if (sec && ((train_given = field_string(sec, "data", "train", s.train_glob,
+                                            sizeof(s.train_glob), err)) < 0 ||
+                (!(instructions && json_is_string(val) && !json_string_length(val)) &&
+                 field_string(sec, "data", "val", s.val_glob, sizeof(s.val_glob), err) < 0) ||
+                field_choice(sec, "data", "packing", packing_names, &packing, err) < 0))
         return -1;
     s.packing = (enum packing)packing;
+    if (instructions && !train_given)
+        return spec_fail(err, "data.train", "instruction data names its files (JSON or JSON lines)");
+    if (instructions && s.packing != PACKING_STREAM)
+        return spec_fail(err, "data.packing",
+                         "instruction records are rows of their own (sft.pack packs them)");
+    if (finetune_parse_sft(root, &s, err))
+        return -1;
 
     snprintf(s.device, sizeof(s.device), "any");
     s.gpus = 1;
@@ -389,16 +489,20 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
     static const char *const train_keys[] = {"steps", "seq_len", "batch_seqs", "micro_batch",
                                              "lr", "warmup", "min_lr_ratio", "beta1", "beta2",
                                              "eps", "weight_decay", "clip", "seed", "precision",
-                                             NULL};
-    if (field_section(root, "train", train_keys, &sec, err) || parse_train(sec, m, s.gpus, &s.train, err))
+                                             "schedule", "epochs", NULL};
+    s.eval_every = 1000;
+    if (field_section(root, "train", train_keys, &sec, err) ||
+        parse_train(sec, &s, &s.train, &s.eval_every, err))
         return -1;
 
-    s.eval_every = 1000;
     s.eval_tokens = 10000000;
+    int every_given = 0;
     static const char *const eval_keys[] = {"every", "tokens", NULL};
     if (field_section(root, "eval", eval_keys, &sec, err) ||
-        (sec && (field_long(sec, "eval", "every", 0, &s.eval_every, err) < 0 ||
+        (sec && ((every_given = field_long(sec, "eval", "every", 0, &s.eval_every, err)) < 0 ||
                  field_long(sec, "eval", "tokens", 1, &s.eval_tokens, err) < 0)))
+        return -1;
+    if (finetune_check(&s, every_given, err))
         return -1;
 
     s.stats_every = 100;
@@ -415,10 +519,11 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
                  field_int(sec, "checkpoint", "keep", 1, &s.checkpoint_keep, err) < 0)))
         return -1;
 
-    static const char *const an_keys[] = {"angular", "prune", NULL};
+    static const char *const an_keys[] = {"angular", "prune", "tasks", NULL};
     if (field_section(root, "analysis", an_keys, &sec, err) ||
         (sec && (field_bool(sec, "analysis", "angular", &s.analysis_angular, err) < 0 ||
-                 field_bool(sec, "analysis", "prune", &s.analysis_prune, err) < 0)))
+                 field_bool(sec, "analysis", "prune", &s.analysis_prune, err) < 0 ||
+                 spec_tasks_parse(json_object_get(sec, "tasks"), &s, err) < 0)))
         return -1;
 
     s.priority = 0;
@@ -427,7 +532,10 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
         field_int(root, "", "max_attempts", 1, &s.max_attempts, err) < 0)
         return -1;
 
-    snprintf(s.name, sizeof(s.name), "%s-%s", s.model.preset, s.norm.name);
+    if (s.model_from_init || s.norm_from_init)
+        snprintf(s.name, sizeof(s.name), "finetune");
+    else
+        snprintf(s.name, sizeof(s.name), "%s-%s", s.model.preset, s.norm.name);
     if (field_string(root, "", "name", s.name, sizeof(s.name), err) < 0 || check_name(s.name, err))
         return -1;
     *out = s;

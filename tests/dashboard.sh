@@ -2,7 +2,8 @@
 # The dashboard in headless Chromium against a real cod-server holding real
 # experiments: a sweep (pre, lns) and a third experiment, each trained by
 # bin/cod-train on its leased spec and reported through the worker protocol;
-# the first two finished, the third running half way, a fourth queued.
+# the first two finished, the third running half way, a fourth waiting for
+# the third.
 # tests/dashboard/drive.js then checks the table, the curves, the per-layer
 # charts, the sweep grid, the workers, a server restart, and saves
 # tests/out/dashboard.png for a person to look at.
@@ -28,7 +29,8 @@ spec_of() { # norm name
 code=$(req POST /v1/sweeps "{\"base\": $(spec_of pre sweep), \"grid\": {\"norm\": [\"pre\", \"lns\"]}}" "${C[@]}")
 check "sweep queued" test "$code" = 201
 req POST /v1/experiments "$(spec_of pre half-way)" "${C[@]}" >/dev/null; e3=$(jget id)
-req POST /v1/experiments "$(spec_of lns waiting)" "${C[@]}" >/dev/null
+# the fourth waits for the third (a chain): it shows waiting, and what for
+req POST /v1/experiments "$(spec_of lns waiting | sed "s/^{/{\"after\": [$e3], /")" "${C[@]}" >/dev/null
 req POST /v1/workers/register '{"name": "test-worker", "device": "cpu", "capacity": 3}' "${WK[@]}" >/dev/null
 w=$(jget id)
 
@@ -73,7 +75,7 @@ mkdir -p "$t/sync" tests/out
 rm -f tests/out/dashboard.png
 DASH_URL="$B/" DASH_TOKEN=T DASH_RESULTS="$t/results" DASH_SHOT=tests/out/dashboard.png \
 DASH_SYNC="$t/sync" DASH_PROFILE="$t/profile" DASH_ROWS=4 DASH_LAYERS=$L DASH_STEPS=$STEPS \
-DASH_PICK="$e1,$e2" DASH_FIRST="$e1,$e2,$e3" DASH_FILTER="half=1" CHROMIUM="$CHROMIUM" \
+DASH_PICK="$e1,$e2" DASH_FIRST="$e1,$e2,$e3" DASH_AFTER="$e3" DASH_FILTER="half=1" CHROMIUM="$CHROMIUM" \
 DASH_WAIT_MS=$((WAIT_LIMIT * 1000)) node tests/dashboard/drive.js &
 drv=$!
 asked_or_ended() { [ -e "$t/sync/$1" ] || ! kill -0 "$drv" 2>/dev/null; }

@@ -13,7 +13,7 @@
 //     (default 2e-5, fp32; the CUDA backend's bf16 takes 5e-2)
 // VARIANT: llama (grouped-query, untied, llama3 rope scaling, bf16, two shards),
 // qwen2 (q/k/v biases, tied, fp16), mistral (head_dim given, a sliding window
-// no shorter than the sequence, fp32).
+// no shorter than the sequence, fp32), train (a shape cod trains, bf16).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -51,6 +51,19 @@ const VARIANTS = {
             hidden_act: 'silu', sliding_window: 32, torch_dtype: 'float32',
         },
         dtype: 'F32', shards: 1,
+    },
+    // tests/sft_learns.sh's: a shape cod trains (as many key/value heads as
+    // query heads, untied, plain RoPE), Llama 2's epsilon, the vocabulary of
+    // tests/hf_tokenizers.js's tiny tokenizer.json
+    train: {
+        config: {
+            architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 64,
+            intermediate_size: 128, num_hidden_layers: 2, num_attention_heads: 4,
+            num_key_value_heads: 4, vocab_size: 260, max_position_embeddings: 64,
+            rms_norm_eps: 1e-5, rope_theta: 10000.0, tie_word_embeddings: false,
+            hidden_act: 'silu', torch_dtype: 'bfloat16', eos_token_id: 259,
+        },
+        dtype: 'BF16', shards: 1,
     },
     // bench/bench_analyze_hf.sh's: llama-20m's shape (bench/run.sh) with
     // grouped-query attention, Llama 2's vocabulary
@@ -291,10 +304,36 @@ function readNpy(file) {
     return {shape, data};
 }
 
+// The tensors a folder stores (model.safetensors, or the shards its index
+// lists) as makeWeights gives them: what a build wrote, or what cod exported.
+function readWeights(dir) {
+    const index = path.join(dir, 'model.safetensors.index.json');
+    const files = fs.existsSync(index)
+        ? [...new Set(Object.values(JSON.parse(fs.readFileSync(index)).weight_map))]
+        : ['model.safetensors'];
+    const w = {};
+    for (const file of files) {
+        const b = fs.readFileSync(path.join(dir, file)), n = Number(b.readBigUInt64LE(0));
+        const head = JSON.parse(b.slice(8, 8 + n).toString());
+        for (const [name, t] of Object.entries(head)) {
+            if (name === '__metadata__') continue;
+            const [lo, hi] = t.data_offsets, at = 8 + n + lo;
+            const size = {F32: 4, BF16: 2, F16: 2}[t.dtype];
+            if (!size) throw new Error(`${file}: ${name}: dtype ${t.dtype}`);
+            const data = new Float64Array((hi - lo) / size);
+            for (let i = 0; i < data.length; i++)
+                data[i] = t.dtype === 'F32' ? b.readFloatLE(at + 4 * i)
+                    : t.dtype === 'BF16' ? fromBf16Bits(b.readUInt16LE(at + 2 * i))
+                    : fromF16Bits(b.readUInt16LE(at + 2 * i));
+            w[name] = {shape: t.shape, data};
+        }
+    }
+    return w;
+}
+
 function check(dir, npy, T, limit) {
     const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'config.json')));
-    const v = Object.values(VARIANTS).find(x => x.config.architectures[0] === cfg.architectures[0]);
-    const w = makeWeights(cfg, v.dtype), got = readNpy(npy), V = cfg.vocab_size;
+    const w = readWeights(dir), got = readNpy(npy), V = cfg.vocab_size;
     const toks = fs.readFileSync(path.join(dir, 'val_000000.bin')).slice(1024);
     const [S, T2, V2] = got.shape;
     if (T2 !== T || V2 !== V) throw new Error(`logits of shape ${got.shape}, expected [*, ${T}, ${V}]`);

@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.." && . tests/lib.sh
 # part: the parts it may include besides itself (build/ is generated code)
 declare -A may=(
     [common]="" [parquet]="common" [spec]="common" [kernels]="" [trainer]="kernels spec common"
-    [text]="common" [prep]="text parquet common" [schema]="common" [report]="spec"
-    [api]="schema spec report common" [daemon]="api schema common"
-    [worker]="trainer kernels spec text common" [clients]="common"
+    [text]="common" [eval]="trainer kernels spec text common" [prep]="text parquet common"
+    [schema]="common" [report]="spec" [api]="schema spec report common" [daemon]="api schema common"
+    [sft]="eval trainer kernels spec text common"
+    [worker]="sft eval trainer kernels spec text common" [clients]="common"
 )
 bad=()
 for part in "${!may[@]}"; do
@@ -24,10 +25,11 @@ check "the folders are the table's (no part left out of it)" \
     test "$(ls -d */ | tr -d / | grep -vxE 'bench|build|deploy|docs|scripts|studies|tests|var|bin' | sort | tr '\n' ' ')" = \
     "$(printf '%s\n' "${!may[@]}" | sort | tr '\n' ' ')"
 
-# Every global symbol the trainer, the kernels and the tokenizers define
-# (objects of sources that still exist: a build folder may hold older ones).
+# Every global symbol the trainer, the kernels, the tokenizers, the
+# evaluation and the instruction data define (objects of sources that still
+# exist: a build folder may hold older ones).
 objs=()
-for src in trainer/*.c kernels/*.c kernels/cpu/*.c text/*.c prep/*.c parquet/*.c kernels/cuda/*.cu; do
+for src in trainer/*.c kernels/*.c kernels/cpu/*.c text/*.c eval/*.c sft/*.c prep/*.c parquet/*.c kernels/cuda/*.cu; do
     for o in "build/rel/${src%.c}.o" "build/cuda/${src%.cu}.o"; do [ -f "$o" ] && objs+=("$o"); done
 done
 syms=$(nm -g --defined-only "${objs[@]}" | awk 'NF == 3 && $3 != "main" {print $3}' | sort -u)

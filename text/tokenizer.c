@@ -110,11 +110,14 @@ static struct tokenizer *open_with(const char *name, open_fn open, const char *w
     t->name = name;
     t->doc_at = TOK_DOC_START;
     t->pad_token = -1;
+    t->end_token = UINT32_MAX;
     t->cuts = 1;
     if (open(t, where, flags, err, errlen) != 0) {
         free(t);
         return NULL;
     }
+    if (t->end_token == UINT32_MAX)
+        t->end_token = t->doc_token;
     return t;
 }
 
@@ -155,7 +158,9 @@ const char *tokenizer_name(const struct tokenizer *t) { return t->name; }
 uint32_t tokenizer_vocab_size(const struct tokenizer *t) { return t->vocab_size; }
 uint32_t tokenizer_doc_token(const struct tokenizer *t) { return t->doc_token; }
 int tokenizer_doc_token_at(const struct tokenizer *t) { return t->doc_at; }
+int tokenizer_adds_doc_token(const struct tokenizer *t) { return t->adds_doc; }
 int64_t tokenizer_pad_token(const struct tokenizer *t) { return t->pad_token; }
+uint32_t tokenizer_end_token(const struct tokenizer *t) { return t->end_token; }
 int tokenizer_can_cut(const struct tokenizer *t) { return t->cuts; }
 const char *tokenizer_files(const struct tokenizer *t) { return t->files; }
 

@@ -79,8 +79,18 @@ uint32_t tokenizer_vocab_size(const struct tokenizer *t);
 uint32_t tokenizer_doc_token(const struct tokenizer *t);
 /* TOK_DOC_START or TOK_DOC_END */
 int tokenizer_doc_token_at(const struct tokenizer *t);
+/* Whether transformers' encode() of this tokenizer starts a text with its
+ * doc token by default: a tokenizer.json whose post_processor puts it
+ * first (Llama 2, Llama 3, Mistral), LLaMA's SentencePiece <s>; not GPT-2's
+ * or Qwen2's, nor bytes. */
+int tokenizer_adds_doc_token(const struct tokenizer *t);
 /* The id that pads a sequence, -1 when the tokenizer has none. */
 int64_t tokenizer_pad_token(const struct tokenizer *t);
+/* The end-of-text token a model's answer ends with (instruction data, sft/):
+ * llama's </s> (2), a SentencePiece model's </s>, a tokenizer.json's </s>,
+ * <|endoftext|> or <|end_of_text|>; else the doc token (gpt2's
+ * <|endoftext|>, bytes' 256). */
+uint32_t tokenizer_end_token(const struct tokenizer *t);
 /* Whether a document may be cut at tok_split_point() and its pieces
  * encoded apart; 0: it must be encoded whole. */
 int tokenizer_can_cut(const struct tokenizer *t);

@@ -244,6 +244,8 @@ int hf_open(struct tokenizer *t, const char *source, unsigned flags, char *err, 
     }
     t->vocab_size = h->vocab;
     t->doc_token = h->doc_token;
+    t->adds_doc = h->adds_doc;
+    t->end_token = h->end_token;
     t->impl = h;
     t->session_new = hf_session_new;
     t->session_free = hf_session_free;

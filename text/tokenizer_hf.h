@@ -19,6 +19,8 @@ struct hf {
     int byte_level, nfc, ignore_merges, prefix, split_words;
     pcre2_code *re;
     uint32_t vocab, doc_token;
+    int adds_doc;          /* the post_processor puts the doc token first */
+    uint32_t end_token;    /* the end of an answer the file adds, else UINT32_MAX */
     unsigned char *text;   /* every id's decoded bytes, back to back */
     uint32_t *off, *len;   /* id -> its bytes; len UINT32_MAX: no such id */
     struct strmap map;     /* byte-level: a token's bytes; SentencePiece: its piece as written */

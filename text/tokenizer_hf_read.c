@@ -406,11 +406,22 @@ static const char *template_first(json_t *pp)
     return json_is_string(id) ? json_string_value(id) : NULL;
 }
 
+/* The end of an answer: the first of these the file adds (else the doc token). */
+static uint32_t end_token(json_t *root)
+{
+    static const char *const known[] = {"</s>", "<|endoftext|>", "<|end_of_text|>"};
+    uint32_t id = UINT32_MAX;
+    for (size_t i = 0; id == UINT32_MAX && i < 3; i++)
+        id = added_id(root, known[i]);
+    return id;
+}
+
 static int read_doc_token(struct hf *h, json_t *root, struct rd *r)
 {
     const char *first = template_first(json_object_get(root, "post_processor"));
     static const char *const known[] = {"<|begin_of_text|>", "<s>", "<|endoftext|>"};
     h->doc_token = first ? added_id(root, first) : UINT32_MAX;
+    h->adds_doc = first != NULL;
     for (size_t i = 0; h->doc_token == UINT32_MAX && !first && i < 3; i++)
         h->doc_token = added_id(root, known[i]);
     if (h->doc_token == UINT32_MAX || h->doc_token >= h->vocab)
@@ -451,6 +462,8 @@ int hf_read(struct hf *h, json_t *root, const char *path, char *err, size_t errl
         rc = read_model(h, root, &r);
     if (rc == 0)
         rc = read_doc_token(h, root, &r);
+    if (rc == 0 && (h->end_token = end_token(root)) >= h->vocab)
+        h->end_token = UINT32_MAX;
     if (rc == 0 && pattern)
         rc = compile_regex(h, pattern, &r);
     return rc;

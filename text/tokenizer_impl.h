@@ -11,6 +11,8 @@ struct tokenizer {
     uint32_t vocab_size, doc_token;
     int doc_at;        /* TOK_DOC_START (set before open) or TOK_DOC_END */
     int64_t pad_token; /* -1 (set before open): none */
+    uint32_t end_token; /* UINT32_MAX (set before open): the doc token */
+    int adds_doc;      /* transformers' encode() starts a text with doc_token by default */
     int cuts;          /* tok_split_point's cuts hold (set before open); 0: a document is encoded whole */
     char files[512]; /* "name sha256\n" per file read */
     void *impl;

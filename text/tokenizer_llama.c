@@ -29,6 +29,7 @@
 #define LLAMA_MERGES_SHA256 "8d3881127fb4ad6d0983ccf96fd737e06d23705d4558583da667c05a637726e9"
 #define LLAMA_VOCAB 32000
 #define LLAMA_BOS 1
+#define LLAMA_EOS 2
 #define LLAMA_BYTE0 3u /* <0x00> */
 #define SPACE_UTF8 "\xe2\x96\x81" /* ▁ */
 
@@ -341,6 +342,8 @@ int llama_open(struct tokenizer *t, const char *dir, unsigned flags, char *err, 
     }
     t->vocab_size = LLAMA_VOCAB;
     t->doc_token = LLAMA_BOS;
+    t->end_token = LLAMA_EOS;
+    t->adds_doc = 1;
     t->impl = l;
     t->session_new = llama_session_new;
     t->session_free = llama_session_free;

@@ -78,7 +78,9 @@ int sentencepiece_open(struct tokenizer *t, const char *model, unsigned flags, c
     t->vocab_size = (uint32_t)spm_vocab_size(m);
     t->doc_token = (uint32_t)(bos >= 0 ? bos : eos);
     t->doc_at = bos >= 0 ? TOK_DOC_START : TOK_DOC_END;
+    t->adds_doc = bos >= 0;
     t->pad_token = spm_pad_id(m);
+    t->end_token = (uint32_t)(eos >= 0 ? eos : bos);
     t->cuts = 0;
     t->impl = m;
     t->encode = spm_tok_encode;

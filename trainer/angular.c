@@ -21,7 +21,7 @@ int angular_run(struct model *m, const struct loader *val, int64_t tokens,
     r->d = calloc((size_t)L * L, sizeof(double));
     int32_t *tok = malloc(bt * sizeof(int32_t)), *tgt = malloc(bt * sizeof(int32_t));
     act *pack[2] = {NULL, NULL};
-    if (!r->d || !tok || !tgt || (val->documents && rows_alloc(m->ops, pack, bt * d))) {
+    if (!r->d || !tok || !tgt || (val->partial && rows_alloc(m->ops, pack, bt * d))) {
         snprintf(err, errlen, "out of memory for the angular distances of %d layers", L);
         free(tok);
         free(tgt);
@@ -33,7 +33,7 @@ int angular_run(struct model *m, const struct loader *val, int64_t tokens,
         loader_rows(val, s, B, tok, tgt);
         model_forward(m, tok, tgt, B, 0);
         struct rows rows;
-        rows_of(&rows, tgt, B, T, val->documents ? pack : NULL);
+        rows_of(&rows, tgt, B, T, val->partial ? pack : NULL);
         for (int l = 1; l <= L; l++) {
             const act *x = rows_pack(m->ops, &rows, m->stream[l - 1], d, 0);
             for (int n = 1; l + n - 1 <= L; n++)

@@ -146,10 +146,10 @@ static int write_files(const char *tmp, const struct model *m, const real *adam_
     if (path_fmt(path, sizeof(path), err, errlen, "%s/optim.safetensors", tmp) ||
         (adam_m && write_sets(path, m, moments, moment_names, 2, err, errlen)))
         return -1;
-    json_t *state = json_pack("{s:I, s:I, s:I, s:I, s:s, s:O}", "step", (json_int_t)st->step,
+    json_t *state = json_pack("{s:I, s:I, s:I, s:I, s:s, s:O, s:b}", "step", (json_int_t)st->step,
                               "samples", (json_int_t)st->samples, "tokens",
                               (json_int_t)st->tokens, "seed", (json_int_t)st->seed, "real",
-                              REAL_NAME, "spec", spec);
+                              REAL_NAME, "spec", spec, "final", st->final > 0);
     if (fio_write_json(state, tmp, "state.json", err, errlen))
         return -1;
     if (fio_fsync_path(tmp) != 0) {
@@ -286,9 +286,32 @@ int checkpoint_read_state(const char *ckpt_dir, struct train_state *st, json_t *
     json_t *tokens = json_object_get(state, "tokens");
     st->tokens = json_is_integer(tokens) ? json_integer_value(tokens) : -1;
     st->seed = (unsigned long long)seed;
+    json_t *final = json_object_get(state, "final");
+    st->final = json_is_boolean(final) ? json_is_true(final) : -1;
     *spec_out = json_incref(spec);
     json_decref(state);
     return 0;
+}
+
+int checkpoint_read_spec(const char *ckpt_dir, struct train_state *st, struct job_spec *s,
+                         char *err, size_t errlen)
+{
+    struct train_state own;
+    json_t *spec;
+    if (checkpoint_read_state(ckpt_dir, st ? st : &own, &spec, err, errlen))
+        return -1;
+    struct spec_error se = {"", "out of memory"};
+    int rc = 0;
+    if (spec_upgrade(spec) || spec_from_json(spec, s, &se)) {
+        snprintf(err, errlen, "%s/state.json: spec: %s: %s", ckpt_dir, se.field, se.message);
+        rc = -1;
+    } else if (s->model.vocab <= 0 || s->model_from_init || s->norm_from_init) {
+        snprintf(err, errlen, "%s/state.json: the spec does not record the vocabulary size",
+                 ckpt_dir);
+        rc = -1;
+    }
+    json_decref(spec);
+    return rc;
 }
 
 int checkpoint_load(const char *ckpt_dir, struct model *m, real *adam_m, real *adam_v,

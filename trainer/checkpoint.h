@@ -1,7 +1,7 @@
 /* Checkpoints: RUN/checkpoints/step_NNNNNNNN/ holding model.safetensors
  * (Hugging Face LLaMA names, plus the variant's own tensors), optim.safetensors
  * (Adam's exp_avg and exp_avg_sq per tensor) and state.json (step, data
- * cursor, seed, the full spec). A checkpoint is built in a .tmp directory,
+ * cursor, seed, the full spec, whether it is the run's final one). A checkpoint is built in a .tmp directory,
  * every file fsynced, then renamed into place: a directory without .tmp is
  * always complete. */
 #ifndef COD_CHECKPOINT_H
@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "spec/spec.h"
 #include "trainer/model.h"
 
 struct train_state {
@@ -19,6 +20,8 @@ struct train_state {
     long long tokens;       /* the targets trained on, pads not counted; -1 when a
                                checkpoint does not say (written before cod counted them) */
     unsigned long long seed;
+    int final;              /* the run's last step: 1, 0, or -1 when a checkpoint
+                               does not say (written before cod said it) */
 };
 
 /* Writes a checkpoint of the model and Adam moments (backend buffers of
@@ -35,6 +38,11 @@ int checkpoint_latest(const char *run_dir, char *path, size_t pathlen, char *err
  * decrefs); -1 with err naming the file if it is not a cod checkpoint. */
 int checkpoint_read_state(const char *ckpt_dir, struct train_state *st, json_t **spec_out,
                           char *err, size_t errlen);
+/* A checkpoint's spec, parsed (a spec of an older cod upgraded to what it
+ * ran), with the model it trained known to the vocabulary; -1 with err
+ * naming state.json otherwise. st may be NULL. */
+int checkpoint_read_spec(const char *ckpt_dir, struct train_state *st, struct job_spec *s,
+                         char *err, size_t errlen);
 /* Loads a checkpoint into a model created with the same shape. spec_out, if
  * not NULL, receives the checkpoint's spec (caller decrefs). */
 int checkpoint_load(const char *ckpt_dir, struct model *m, real *adam_m, real *adam_v,

@@ -29,7 +29,9 @@ int spec_check_data(struct job_spec *s, struct spec_error *err)
     int meta_vocab;
     if (spec_check_files(s, &meta_vocab, err))
         return -1;
-    if (meta_vocab)
+    /* instruction records are tokenized with the starting checkpoint's
+     * tokenizer, whose vocabulary is the model's (sft/start.h) */
+    if (meta_vocab || s->format == FORMAT_INSTRUCTIONS)
         return 0;
     uint32_t max_tok = 0;
     if (spec_each_file(s->train_glob, "data.train", scan_max_token, &max_tok, err) ||

@@ -111,7 +111,7 @@ int loader_open(struct loader *l, const char *pattern, int T, uint64_t seed,
     }
     shard_free_paths(paths, n);
     if (docs) {
-        l->documents = 1;
+        l->documents = l->partial = 1;
         l->pad = docs->pad;
         if (index_documents(l, docs, pattern, err, errlen)) {
             loader_close(l);
@@ -151,8 +151,30 @@ int loader_open_spec(struct loader *l, const struct job_spec *s, const char *pat
     return loader_open(l, pattern, T, s->train.seed, &docs, err, errlen);
 }
 
+int loader_open_rows(struct loader *l, const char *path, int T, uint64_t seed, uint32_t pad,
+                     char *err, size_t errlen)
+{
+    memset(l, 0, sizeof(*l));
+    if (rowset_open(&l->rows, path, err, errlen))
+        return -1;
+    if (l->rows.row_tokens > T + 1 || l->rows.n_rows == 0) {
+        snprintf(err, errlen, "%s: %s", path,
+                 l->rows.n_rows ? "rows longer than seq_len + 1 tokens" : "no row");
+        rowset_close(&l->rows);
+        return -1;
+    }
+    l->T = T;
+    l->seed = seed;
+    l->pad = pad;
+    l->partial = 1;
+    l->n_chunks = l->rows.n_rows;
+    l->n_tokens = l->rows.n_tokens;
+    return 0;
+}
+
 void loader_close(struct loader *l)
 {
+    rowset_close(&l->rows);
     for (int i = 0; i < l->n_shards; i++)
         shard_close(&l->shards[i]);
     free(l->shards);
@@ -186,8 +208,27 @@ static int document_row(const struct loader *l, int64_t k, int32_t *tok, int32_t
     return n - 1;
 }
 
+/* Row k of a row set: its tokens in, each next token out where it is a target. */
+static int rowset_row(const struct loader *l, int64_t k, int32_t *tok, int32_t *tgt)
+{
+    int n = (int)l->rows.index[k].len, T = l->T;
+    const uint32_t *x = rowset_tokens(&l->rows, k);
+    const uint8_t *f = rowset_flags(&l->rows, k);
+    for (int t = 0; t + 1 < n; t++) {
+        tok[t] = (int32_t)x[t];
+        tgt[t] = f[t + 1] ? (int32_t)x[t + 1] : -1;
+    }
+    for (int t = n - 1; t < T; t++) {
+        tok[t] = (int32_t)l->pad;
+        tgt[t] = -1;
+    }
+    return (int)l->rows.index[k].targets;
+}
+
 int loader_chunk(const struct loader *l, int64_t k, int32_t *tok, int32_t *tgt)
 {
+    if (l->rows.map)
+        return rowset_row(l, k, tok, tgt);
     if (l->documents)
         return document_row(l, k, tok, tgt);
     int lo = shard_holding(l, l->first_chunk, k);
@@ -208,12 +249,21 @@ void loader_rows(const struct loader *l, int64_t first, int n, int32_t *tok, int
 
 int loader_targets(const struct loader *l, int64_t k)
 {
+    if (l->rows.map)
+        return (int)l->rows.index[k].targets;
     return l->documents ? l->doc_len[k] - 1 : l->T;
+}
+
+int loader_inputs(const struct loader *l, int64_t k)
+{
+    if (l->rows.map)
+        return (int)l->rows.index[k].len - 1;
+    return loader_targets(l, k);
 }
 
 int64_t loader_rows_for(const struct loader *l, int64_t tokens)
 {
-    if (!l->documents) {
+    if (!l->partial) {
         int64_t rows = (tokens + l->T - 1) / l->T;
         return rows < l->n_chunks ? rows : l->n_chunks;
     }
@@ -262,6 +312,9 @@ int loader_sample(const struct loader *l, int64_t i, int32_t *tok, int32_t *tgt)
 uint32_t loader_max_token(const struct loader *l)
 {
     uint32_t mx = 0;
+    for (int64_t k = 0; l->rows.map && k < l->rows.n_rows; k++)
+        for (uint32_t t = 0; t < l->rows.index[k].len; t++)
+            mx = rowset_tokens(&l->rows, k)[t] > mx ? rowset_tokens(&l->rows, k)[t] : mx;
     for (int i = 0; i < l->n_shards; i++)
         for (int64_t t = 0; t < l->shards[i].n_tokens; t++) {
             uint32_t v = shard_token(&l->shards[i], t);

@@ -8,6 +8,9 @@
  *     every token count leave out. A document may cross shards (cod-prep's
  *     shards are a fixed number of tokens); one of fewer than 2 tokens has
  *     no target and is no row.
+ *   rows: a row set (common/rowset.h) of instruction data: one row a
+ *     record or a block of packed records, its targets only the tokens it
+ *     marks (a response's), the rest of the row padded as in documents.
  * Sample i of training is a pure function of (seed, i): each epoch visits
  * every row once in a seeded order, so a run resumed at step s reads
  * exactly what the uninterrupted run would have. */
@@ -16,6 +19,7 @@
 
 #include <stdint.h>
 
+#include "common/rowset.h"
 #include "common/shard.h"
 #include "spec/spec.h"
 
@@ -39,6 +43,8 @@ struct loader {
     int64_t *doc_start;     /* documents: [n_chunks], where each starts among the set's tokens */
     int32_t *doc_len;       /* [n_chunks], its tokens, at most T + 1 (what its row takes) */
     uint32_t pad;
+    int partial;            /* a row may hold fewer than T targets (documents, rows) */
+    struct rowset rows;     /* rows: the row set (n_shards 0) */
 };
 
 /* docs NULL: stream packing. */
@@ -48,6 +54,9 @@ int loader_open(struct loader *l, const char *pattern, int T, uint64_t seed,
  * its data.packing says, reading the document boundaries from meta.json. */
 int loader_open_spec(struct loader *l, const struct job_spec *s, const char *pattern,
                      const char *field, char *err, size_t errlen);
+/* A row set's rows of up to T + 1 tokens; pad is the input id of a padded position. */
+int loader_open_rows(struct loader *l, const char *path, int T, uint64_t seed, uint32_t pad,
+                     char *err, size_t errlen);
 void loader_close(struct loader *l);
 /* Row k in file order (held-out evaluation reads these); returns its
  * targets (seq_len but in documents packing). */
@@ -61,6 +70,9 @@ int64_t loader_sample_row(const struct loader *l, int64_t i);
 int loader_sample(const struct loader *l, int64_t i, int32_t *tok, int32_t *tgt);
 /* The targets row k holds, without reading it. */
 int loader_targets(const struct loader *l, int64_t k);
+/* The positions of row k that hold a token, not a pad (a row set's prompt
+ * tokens are inputs but no targets). */
+int loader_inputs(const struct loader *l, int64_t k);
 /* How many leading rows hold at least `tokens` targets; all of them when
  * the set holds fewer. */
 int64_t loader_rows_for(const struct loader *l, int64_t tokens);

@@ -54,8 +54,8 @@ static json_t *config_json(const struct job_spec *s)
                      m->dim, "intermediate_size", m->ffn_dim, "num_attention_heads", m->n_heads,
                      "num_key_value_heads", m->n_heads, "head_dim", m->dim / m->n_heads,
                      "num_hidden_layers", m->n_layers, "vocab_size", m->vocab,
-                     "max_position_embeddings", s->train.seq_len, "rms_norm_eps", 1e-6,
-                     "rope_theta", 10000.0, "tie_word_embeddings", 0, "hidden_act", "silu",
+                     "max_position_embeddings", s->train.seq_len, "rms_norm_eps",
+                     s->model.norm_eps, "rope_theta", s->model.rope_theta, "tie_word_embeddings", 0, "hidden_act", "silu",
                      "torch_dtype", "float32", "attention_bias", 0, "mlp_bias", 0,
                      "attention_dropout", 0.0, "initializer_range", s->norm.init_std);
 }

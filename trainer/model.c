@@ -642,8 +642,7 @@ static const act *core_fwd(struct model *m, int l, int attn, struct sub_acts *a,
             o->bias_add(proj, W(m, l, P_Q_BIAS), N, width);
         if (a->qkvp)
             o->repeat_kv(a->qkv, a->qkvp, N, nh, m->n_kv, hd);
-        o->attention_fwd(a->att, a->state, a->qkv, m->rope_cos, m->rope_sin, m->B, c->seq_len,
-                         nh, hd);
+        o->attention_fwd(a->att, a->state, a->qkv, m->rope_cos, m->rope_sin, m->B, m->T, nh, hd);
         return a->att;
     }
     o->matmul_fwd(a->gu, u, WA(m, l, P_GATE), N, d, 2 * fp, 1, NULL, 0);
@@ -728,32 +727,43 @@ static void load_batch(struct model *m, const int32_t *tokens, const int32_t *ta
 {
     int N = B * m->cfg.seq_len;
     m->B = B;
+    m->T = m->cfg.seq_len;
     m->ops->upload_i32(m->tokens, tokens, (size_t)N);
     m->ops->upload_i32(m->targets, targets, (size_t)N);
     if (grad_scale != 0)
         group_tokens(m, tokens, N);
 }
 
-/* The forward's ops on the loaded batch, up to the per-row losses (and the
- * lm_head's gradient); nothing comes back to the host unless logits_out
- * asks for the logits. */
-static void forward_ops(struct model *m, real grad_scale, real *logits_out)
+/* Blocks from…L on the stream entering block `from` (in), then the final
+ * norm into xf. */
+static void trunk_ops(struct model *m, int from, const act *in)
 {
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
-    int N = m->B * c->seq_len, d = c->dim, L = c->n_layers, V = c->vocab;
-    o->embedding_fwd(m->stream[0], m->tokens, WA(m, 0, P_EMBED), N, d);
-    for (int l = 1; l <= L; l++) {
+    int N = m->B * m->T, d = c->dim, L = c->n_layers;
+    const act *x = in;
+    for (int l = from; l <= L; l++) {
         struct sub_acts *aa = &m->acts[2 * (l - 1)], *af = aa + 1;
         if (m->skip && m->skip[l - 1]) {
-            o->copy_act(m->stream[l], m->stream[l - 1], (size_t)N * d);
-            continue;
+            o->copy_act(m->stream[l], x, (size_t)N * d);
+        } else {
+            sublayer_fwd(m, l, 1, aa, x, N);
+            sublayer_fwd(m, l, 0, af, aa->out, N);
         }
-        sublayer_fwd(m, l, 1, aa, m->stream[l - 1], N);
-        sublayer_fwd(m, l, 0, af, aa->out, N);
+        x = m->stream[l];
     }
-    o->rmsnorm_fwd(m->xf, m->rstd_f, m->stream[L], W(m, L + 1, P_FINAL_NORM), N, d, 1, 1,
+    o->rmsnorm_fwd(m->xf, m->rstd_f, x, W(m, L + 1, P_FINAL_NORM), N, d, 1, 1,
                    (real)c->norm_eps, NULL, 0);
+}
+
+/* The lm_head on xf, up to the per-row losses (and the lm_head's
+ * gradient); nothing comes back to the host unless logits_out asks for
+ * the logits. */
+static void head_ops(struct model *m, real grad_scale, real *logits_out)
+{
+    const struct ops *o = m->ops;
+    const struct model_config *c = &m->cfg;
+    int N = m->B * m->T, d = c->dim, L = c->n_layers, V = c->vocab;
     const act *head = WA(m, L + 1, P_HEAD);
     for (int n0 = 0; n0 < N; n0 += m->logit_rows) {
         int rows_n = N - n0 < m->logit_rows ? N - n0 : m->logit_rows;
@@ -766,6 +776,14 @@ static void forward_ops(struct model *m, real grad_scale, real *logits_out)
             o->matmul_bwd(rows(m, m->dxf, (size_t)n0, (size_t)d), DW(m, L + 1, P_HEAD), m->logits,
                           x, head, rows_n, d, V, 1, NULL, 0);
     }
+}
+
+/* The forward's ops on the loaded batch. */
+static void forward_ops(struct model *m, real grad_scale, real *logits_out)
+{
+    m->ops->embedding_fwd(m->stream[0], m->tokens, WA(m, 0, P_EMBED), m->B * m->T, m->cfg.dim);
+    trunk_ops(m, 1, m->stream[0]);
+    head_ops(m, grad_scale, logits_out);
 }
 
 /* logits_out != NULL: the logits of every row also go there (host) */
@@ -789,6 +807,53 @@ void model_logits(struct model *m, const int32_t *tokens, const int32_t *targets
     forward(m, tokens, targets, B, 0, logits);
 }
 
+void model_trunk(struct model *m, const int32_t *tokens, int B, int T)
+{
+    assert(T >= 1 && T <= m->cfg.seq_len && (size_t)B * T <= (size_t)m->max_B * m->cfg.seq_len);
+    m->B = B;
+    m->T = T;
+    m->ops->upload_i32(m->tokens, tokens, (size_t)B * T);
+    m->ops->embedding_fwd(m->stream[0], m->tokens, WA(m, 0, P_EMBED), B * T, m->cfg.dim);
+    trunk_ops(m, 1, m->stream[0]);
+}
+
+void model_trunk_without(struct model *m, int l)
+{
+    assert(l >= 1 && l <= m->cfg.n_layers && !m->skip);
+    trunk_ops(m, l + 1, m->stream[l - 1]);
+}
+
+double model_trunk_loss(struct model *m, const int32_t *targets)
+{
+    size_t N = (size_t)m->B * m->T;
+    m->ops->upload_i32(m->targets, targets, N);
+    head_ops(m, 0, NULL);
+    return m->ops->sum(m->losses, N);
+}
+
+/* The rows asked for are gathered from xf by the embedding's lookup (a
+ * table of rows indexed by int32) into d_mid, SwiGLU's scratch, dead once
+ * the trunk has run; their indices and targets go where the batch's tokens
+ * and targets were, which the trunk has read. */
+void model_score(struct model *m, const int32_t *pos, const int32_t *target, int n,
+                 real *logprob)
+{
+    const struct ops *o = m->ops;
+    int d = m->cfg.dim, V = m->cfg.vocab, L = m->cfg.n_layers;
+    const act *head = WA(m, L + 1, P_HEAD);
+    for (int n0 = 0; n0 < n; n0 += m->logit_rows) {
+        int rows_n = n - n0 < m->logit_rows ? n - n0 : m->logit_rows;
+        o->upload_i32(m->tokens, pos + n0, (size_t)rows_n);
+        o->upload_i32(m->targets, target + n0, (size_t)rows_n);
+        o->embedding_fwd(m->d_mid, m->tokens, m->xf, rows_n, d);
+        o->matmul_fwd(m->logits, m->d_mid, head, rows_n, d, V, 1, NULL, 0);
+        o->cross_entropy(m->losses, m->logits, m->targets, rows_n, V, 0);
+        o->download(logprob + n0, m->losses, (size_t)rows_n);
+        for (int i = n0; i < n0 + rows_n; i++)
+            logprob[i] = -logprob[i];
+    }
+}
+
 /* ---- backward ---- */
 
 /* The core's backward from df (scaled by cs): the output projection's
@@ -804,7 +869,7 @@ static void core_bwd(struct model *m, int l, int attn, struct sub_acts *a, const
         act *datt = m->d_mid, *dqkv = m->d_wide;
         o->matmul_bwd(datt, DW(m, l, P_O), df, a->att, WA(m, l, P_O), N, qd, d, cs, NULL, 0);
         o->attention_bwd(dqkv, datt, a->att, a->state, a->qkv, m->rope_cos, m->rope_sin, m->B,
-                         c->seq_len, c->n_heads, hd);
+                         m->T, c->n_heads, hd);
         o->matmul_bwd(du, DW(m, l, P_Q), dqkv, u, WA(m, l, P_Q), N, d, 3 * qd, 1, res, b);
         return;
     }
@@ -875,7 +940,7 @@ void model_backward(struct model *m)
     assert(!m->skip && !m->cfg.forward_only);
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
-    int N = m->B * c->seq_len, d = c->dim, L = c->n_layers;
+    int N = m->B * m->T, d = c->dim, L = c->n_layers;
     /* the stream's gradient alternates between two buffers: each sub-layer
      * reads its output's gradient from one and writes its input's to the other */
     act *ga = m->dstream[0], *gnext = m->dstream[1];

@@ -99,6 +99,8 @@ struct model {
     int n_learn_ranges;
 
     int max_B, B;                   /* allocated batch and the current one */
+    int T;                          /* tokens a row of the current batch: cfg.seq_len, or
+                                       fewer in model_trunk's */
     int32_t *tokens, *targets;
     int32_t *emb_pos, *emb_start;   /* rows grouped by token, for embedding_bwd */
     int32_t *h_pos, *h_start, *h_count; /* their host side; h_count [vocab + 1] */
@@ -171,6 +173,30 @@ double model_forward(struct model *m, const int32_t *tokens, const int32_t *targ
 /* The forward's logits, [B·seq_len, vocab] into a host array. */
 void model_logits(struct model *m, const int32_t *tokens, const int32_t *targets, int B,
                   real *logits);
+/* Evaluation's forward, which needs the log-probabilities of a few tokens
+ * of rows of any length rather than a loss over every position: B rows of
+ * T tokens (T ≤ cfg.seq_len, B·T ≤ max_B·cfg.seq_len: shorter rows, more
+ * of them), up to the final norm, computing no logits. A row's positions
+ * see only those before them, so a row padded at its end scores its own
+ * tokens as it would alone. Not to be followed by model_backward. */
+void model_trunk(struct model *m, const int32_t *tokens, int B, int T);
+/* After model_trunk: the blocks after block l again, on the stream that
+ * entered block l, which is the model without block l (layer pruning:
+ * what precedes block l is the same with or without it, so it is not
+ * computed again, about half of the L full forwards in all). It writes
+ * the stream after block l, so after one model_trunk it is called for
+ * l = L, L−1, …, 1 in that order; model_score then reads the model
+ * without block l. */
+void model_trunk_without(struct model *m, int l);
+/* After model_trunk(_without): the summed loss over the batch's targets
+ * (≥ 0), as model_forward's. */
+double model_trunk_loss(struct model *m, const int32_t *targets);
+/* After model_trunk(_without): log p(target[i] | the row's tokens up to
+ * pos[i]), for n (position, token) pairs, pos[i] = b·T + t a position of
+ * the batch (several pairs may name one position), into the host array
+ * logprob [n]. */
+void model_score(struct model *m, const int32_t *pos, const int32_t *target, int n,
+                 real *logprob);
 /* Accumulates the gradients of the last forward into m->grads. */
 void model_backward(struct model *m);
 /* model_forward with grad_scale != 0, then model_backward: one training

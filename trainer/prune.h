@@ -21,10 +21,18 @@ struct prune_result {
     double *loss, *ppl;      /* [L+1], index ℓ = the removed block; [0] unused */
 };
 
+/* How the models without a block are computed: PRUNE_REUSE takes each
+ * from the stream that entered the removed block in the full model's
+ * forward (model_trunk_without: about half the work); PRUNE_RECOMPUTE
+ * runs each whole, the removed block the identity (model.skip). The two
+ * give the same numbers: the benchmark and the tests compare them. */
+enum prune_path { PRUNE_REUSE, PRUNE_RECOMPUTE };
+
 /* Evaluates the whole model, then each block removed, over the first
- * `tokens` targets of val (eval_run). 0, or -1 with err (out of memory). */
-int prune_run(struct model *m, const struct loader *val, int64_t tokens, struct prune_result *r,
-              char *err, size_t errlen);
+ * `tokens` targets of val (eval_run's rows). 0, or -1 with err (out of
+ * memory). */
+int prune_run(struct model *m, const struct loader *val, int64_t tokens, enum prune_path path,
+              struct prune_result *r, char *err, size_t errlen);
 void prune_free(struct prune_result *r);
 
 /* prune/delta_loss and prune/delta_ppl of block ℓ: positive when removing it hurts. */

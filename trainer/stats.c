@@ -57,7 +57,7 @@ int stats_heldout(struct model *m, const struct loader *val, int64_t tokens, str
     int rc = -1;
     if (seqs < 1)
         snprintf(err, errlen, "no held-out sequence of %d tokens for the statistics", T);
-    else if (!sum || !sq || !tok || !tgt || (val->documents && rows_alloc(m->ops, pack, bt * d)))
+    else if (!sum || !sq || !tok || !tgt || (val->partial && rows_alloc(m->ops, pack, bt * d)))
         snprintf(err, errlen, "out of memory for the statistics of %d layers", L);
     else
         rc = 0;
@@ -67,7 +67,7 @@ int stats_heldout(struct model *m, const struct loader *val, int64_t tokens, str
         loader_rows(val, q, B, tok, tgt);
         model_forward(m, tok, tgt, B, 0);
         struct rows rows;
-        rows_of(&rows, tgt, B, T, val->documents ? pack : NULL);
+        rows_of(&rows, tgt, B, T, val->partial ? pack : NULL);
         size_t n = (size_t)rows.n * d;
         const act *prev = NULL;
         for (int l = 0; l <= L; l++) {

@@ -14,6 +14,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/dataloader.h"
 #include "trainer/eval.h"
+#include "trainer/hf_load.h"
 #include "trainer/metrics_log.h"
 #include "trainer/model.h"
 #include "trainer/prune.h"
@@ -23,6 +24,8 @@
 
 struct run {
     const struct job_spec *spec;
+    const struct train_opts *opts;
+    const struct loader *heldout; /* the statistics' batch: val, or train without one */
     const struct train_hooks *hooks;
     const char *out_dir;
     struct metrics_log log;
@@ -48,6 +51,14 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The processor time of the whole process (every thread's). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* Rank 0 speaks for the gang: it alone writes and reports metrics. */
 static void emit(struct run *r, long step, const char *name, int layer, double value)
 {
@@ -60,6 +71,7 @@ static void emit(struct run *r, long step, const char *name, int layer, double v
 }
 
 static void say(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static void say(struct run *r, const char *fmt, ...)
 {
     char line[512];
@@ -69,6 +81,17 @@ static void say(struct run *r, const char *fmt, ...)
     va_end(ap);
     if (r->hooks && r->hooks->log)
         r->hooks->log(r->hooks->ctx, line);
+}
+
+/* A hook's records (train_emit), through the run's own. */
+static void emit_point(void *run, long step, const char *name, int layer, double value)
+{
+    emit(run, step, name, layer, value);
+}
+
+static void emit_line(void *run, const char *line)
+{
+    say(run, "%s", line);
 }
 
 /* Each rank evaluates its share of the held-out sequences; the sums add. */
@@ -92,9 +115,9 @@ static void evaluate(struct run *r, long step)
 static void layer_stats(struct run *r, long step, int with_grads)
 {
     int T = r->spec->train.seq_len, B = r->m.max_B;
-    if (B > r->val.n_chunks)
-        B = (int)r->val.n_chunks;
-    loader_rows(&r->val, 0, B, r->tok, r->tgt);
+    if (B > r->heldout->n_chunks)
+        B = (int)r->heldout->n_chunks;
+    loader_rows(r->heldout, 0, B, r->tok, r->tgt);
     model_forward(&r->m, r->tok, r->tgt, B, 0);
     struct rows real_rows;
     rows_of(&real_rows, r->tgt, B, T, r->pack);
@@ -119,7 +142,8 @@ static int save(struct run *r, long step, char *err, size_t errlen)
     struct train_state st = {.step = step,
                              .samples = (long long)step * r->spec->train.batch_seqs,
                              .tokens = r->tokens,
-                             .seed = r->spec->train.seed};
+                             .seed = r->spec->train.seed,
+                             .final = step == r->spec->train.steps};
     if (checkpoint_save(r->out_dir, &r->m, r->adam_m, r->adam_v, &st, r->spec_json,
                         r->spec->checkpoint_keep, err, errlen)) {
         r->fault = 1; /* the machine's disk, not the experiment: another attempt may do */
@@ -201,7 +225,8 @@ struct model_config train_model_config(const struct job_spec *s)
     return (struct model_config){.dim = s->model.dim, .n_layers = s->model.n_layers,
                                  .n_heads = s->model.n_heads, .ffn_dim = s->model.ffn_dim,
                                  .vocab = s->model.vocab, .seq_len = s->train.seq_len,
-                                 .norm = s->norm, .rope_theta = 10000, .norm_eps = 1e-6,
+                                 .norm = s->norm, .rope_theta = s->model.rope_theta,
+                                 .norm_eps = s->model.norm_eps,
                                  .embed_std = s->model.embed_std,
                                  .bf16 = s->train.precision == PRECISION_BF16};
 }
@@ -217,14 +242,26 @@ static int setup(struct run *r, char *err, size_t errlen)
                  s->train.batch_seqs, r->world, s->train.micro_batch);
         return -1;
     }
-    if (loader_open_spec(&r->train, s, s->train_glob, "data.train", err, errlen) ||
-        loader_open_spec(&r->val, s, s->val_glob, "data.val", err, errlen))
+    if (s->format == FORMAT_INSTRUCTIONS && !r->opts->train_rows) {
+        snprintf(err, errlen, "data.format \"instructions\": no rows were made of the records");
         return -1;
+    }
+    int T = s->train.seq_len;
+    if (r->opts->train_rows
+            ? loader_open_rows(&r->train, r->opts->train_rows, T, s->train.seed, r->opts->pad, err,
+                               errlen) ||
+                  (r->opts->val_rows && loader_open_rows(&r->val, r->opts->val_rows, T, 0,
+                                                         r->opts->pad, err, errlen))
+            : loader_open_spec(&r->train, s, s->train_glob, "data.train", err, errlen) ||
+                  loader_open_spec(&r->val, s, s->val_glob, "data.val", err, errlen))
+        return -1;
+    /* without held-out rows the statistics take training's first rows */
+    r->heldout = r->val.n_chunks ? &r->val : &r->train;
     struct model_config c = train_model_config(s);
     if (model_create(&r->m, o, &c, s->train.micro_batch, err, errlen))
         return -1;
     size_t n = r->m.n_params, bt = (size_t)s->train.micro_batch * s->train.seq_len;
-    if (s->packing == PACKING_DOCUMENTS && s->stats_every > 0 &&
+    if (spec_rows_partial(s) && s->stats_every > 0 &&
         rows_alloc(o, r->pack, bt * (size_t)s->model.dim)) {
         snprintf(err, errlen, "out of memory on %s for the statistics' batch without its pads",
                  o->name);
@@ -275,18 +312,23 @@ static void sum_grads(void *ctx, size_t lo, size_t hi)
 }
 
 /* The targets of update `step`'s whole batch, every rank's share: all
- * batch·T in stream packing; in documents packing what its documents hold,
- * known from the loader's index before any is read, so every rank scales
- * by the same count. */
-static double batch_targets(const struct run *r, long step)
+ * batch·T in stream packing; in documents packing and instruction rows what
+ * its rows hold, known from the loader's index before any is read, so every
+ * rank scales by the same count. *inputs: the positions that hold a token,
+ * not a pad (a prompt's are inputs but no targets): the tokens a second. */
+static double batch_targets(const struct run *r, long step, double *inputs)
 {
     const struct job_spec *s = r->spec;
-    if (s->packing != PACKING_DOCUMENTS)
-        return (double)s->train.batch_seqs * s->train.seq_len;
+    *inputs = (double)s->train.batch_seqs * s->train.seq_len;
+    if (!r->train.partial)
+        return *inputs;
     double count = 0;
-    for (int i = 0; i < s->train.batch_seqs; i++)
-        count += loader_targets(&r->train,
-                                loader_sample_row(&r->train, train_sample_index(s, step, 0, 1, i)));
+    *inputs = 0;
+    for (int i = 0; i < s->train.batch_seqs; i++) {
+        int64_t k = loader_sample_row(&r->train, train_sample_index(s, step, 0, 1, i));
+        count += loader_targets(&r->train, k);
+        *inputs += loader_inputs(&r->train, k);
+    }
     return count;
 }
 
@@ -295,8 +337,8 @@ static double batch_targets(const struct run *r, long step)
  * targets. The gradients are scaled for the whole batch, so the ranks' sum
  * is the batch's mean gradient over its targets: every rank then takes the
  * same Adam step. */
-static double update(struct run *r, long step, int with_stats, double *count, double *grad_norm,
-                     double *lr)
+static double update(struct run *r, long step, int with_stats, double *count, double *inputs,
+                     double *grad_norm, double *lr)
 {
     const struct job_spec *s = r->spec;
     const struct ops *o = r->m.ops;
@@ -306,7 +348,7 @@ static double update(struct run *r, long step, int with_stats, double *count, do
      * (a recorded micro-batch replays its scale), and Adam rescales the
      * gradient to the mean over the targets. */
     double slots = (double)s->train.batch_seqs * T;
-    *count = batch_targets(r, step);
+    *count = batch_targets(r, step, inputs);
     o->zero(r->m.grads, r->m.n_params);
     for (int k = 0; k < n_micro; k++) {
         for (int b = 0; b < mb; b++)
@@ -324,7 +366,8 @@ static double update(struct run *r, long step, int with_stats, double *count, do
     r->comm->wait(r->comm);
     if (with_stats)
         o->copy(r->before, r->m.params, r->m.n_params);
-    *lr = schedule_lr(s->train.lr, s->train.warmup, s->train.steps, s->train.min_lr_ratio, step);
+    *lr = schedule_lr(s->train.schedule, s->train.lr, s->train.warmup, s->train.steps,
+                      s->train.min_lr_ratio, step);
     struct adam_extra x = {.grad_scale = slots / *count,
                            .bf16 = s->train.precision == PRECISION_BF16,
                            .ranges = r->m.learn_ranges, .n_ranges = r->m.n_learn_ranges};
@@ -402,7 +445,7 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
         return -1;
     if (s->analysis_prune) {
         struct prune_result p;
-        if (prune_run(&r->m, &r->val, s->eval_tokens, &p, err, errlen))
+        if (prune_run(&r->m, r->heldout, s->eval_tokens, PRUNE_REUSE, &p, err, errlen))
             return -1;
         for (int l = 1; l <= p.n_layers; l++) {
             emit(r, step, "prune/delta_loss", l, prune_delta_loss(&p, l));
@@ -417,7 +460,7 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
     }
     if (s->analysis_angular) {
         struct angular_result a;
-        if (angular_run(&r->m, &r->val, s->eval_tokens, &a, err, errlen))
+        if (angular_run(&r->m, r->heldout, s->eval_tokens, &a, err, errlen))
             return -1;
         char name[32];
         for (int l = 1; l <= a.n_layers; l++)
@@ -430,6 +473,10 @@ static int analyses(struct run *r, long step, char *err, size_t errlen)
         angular_free(&a);
         if (rc)
             return -1;
+    }
+    if (r->hooks && r->hooks->analyses) {
+        struct train_emit e = {r, emit_point, emit_line};
+        return r->hooks->analyses(r->hooks->ctx, &r->m, step, &e, err, errlen);
     }
     return 0;
 }
@@ -451,6 +498,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     struct run r;
     memset(&r, 0, sizeof(r));
     r.spec = spec;
+    r.opts = opts;
     r.hooks = hooks;
     r.out_dir = out_dir;
     r.m.ops = opts->ops;
@@ -467,6 +515,11 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
     int resumed = resume_gang(&r, opts->resume, &step, err, errlen);
     if (resumed < 0 || machine_fault(&r, step, err, errlen))
         goto out;
+    /* every rank reads the same start, so no broadcast is needed */
+    if (!resumed && opts->init_from &&
+        (opts->init_hf ? hf_load_weights(opts->init_from, &r.m, err, errlen)
+                       : checkpoint_load_weights(opts->init_from, &r.m, err, errlen)))
+        goto out;
     if (r.rank == 0 && metrics_log_open(&r.log, out_dir, resumed ? step : -1, err, errlen))
         goto out;
     char gang[48] = "";
@@ -478,7 +531,13 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         resumed ? " (resumed)" : "");
     if (resumed)
         say(&r, "resumed at step %ld", step);
+    else if (opts->init_from)
+        say(&r, "weights from %s (%s); the optimizer starts fresh", opts->init_from,
+            opts->init_hf ? "a Hugging Face folder" : "a cod checkpoint");
     if (!resumed) {
+        /* the data gave the steps of train.epochs: the server learns the run's length */
+        if (spec->train.epochs > 0)
+            emit(&r, 0, "train/steps", -1, (double)spec->train.steps);
         if (spec->eval_every > 0)
             evaluate(&r, 0);
         if (spec->stats_every > 0 && r.rank == 0)
@@ -487,12 +546,15 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
     }
     double last_print = now() - 1e9, started = now();
+    /* the updates alone (not evaluations, statistics or checkpoints): their
+     * time and the tokens and targets they took, for the run's last line */
+    double busy = 0, busy_cpu = 0, taken = 0, learned = 0;
     long first_step = step;
     while (step < spec->train.steps) {
         int with_stats = r.rank == 0 && spec->stats_every > 0 &&
                          ((step + 1) % spec->stats_every == 0 || step + 1 == spec->train.steps);
-        double t0 = now(), gnorm, lr, count;
-        double local = update(&r, step, with_stats, &count, &gnorm, &lr);
+        double t0 = now(), c0 = cpu_now(), gnorm, lr, count, inputs;
+        double local = update(&r, step, with_stats, &count, &inputs, &gnorm, &lr);
         r.tokens += (long long)count;
         step++;
         if (machine_fault(&r, step, err, errlen))
@@ -506,11 +568,15 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         if (machine_fault(&r, step, err, errlen))
             goto out;
         double loss = v[0] / count, dt = now() - t0;
+        busy += dt;
+        busy_cpu += cpu_now() - c0;
+        taken += inputs;
+        learned += count;
         int stop = v[2] > 0 ? TRAIN_STOP_ABANDON : v[1] > 0 ? TRAIN_STOP_CHECKPOINT : TRAIN_GO_ON;
         emit(&r, step, "train/loss", -1, loss);
         emit(&r, step, "train/lr", -1, lr);
         emit(&r, step, "train/grad_norm", -1, gnorm);
-        emit(&r, step, "train/tokens_per_s", -1, count / dt);
+        emit(&r, step, "train/tokens_per_s", -1, inputs / dt);
         if (!isfinite(loss)) {
             snprintf(err, errlen, "diverged at step %ld", step);
             say(&r, "%s", err);
@@ -528,7 +594,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             double rate = (t - started) / (double)(step - first_step);
             fmt_duration(eta, sizeof(eta), rate * (double)(spec->train.steps - step));
             say(&r, "step %ld/%ld | loss %.4f | lr %.2e | grad %.3f | %.0f tok/s | ETA %s", step,
-                spec->train.steps, loss, lr, gnorm, count / dt, eta);
+                spec->train.steps, loss, lr, gnorm, inputs / dt, eta);
             last_print = t;
         }
         if (stop == TRAIN_STOP_ABANDON) {
@@ -547,6 +613,9 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
             goto out;
         }
     }
+    if (step > first_step && busy > 0)
+        say(&r, "%ld updates in %.3f s (%.3f s of processor time): %.0f tokens/s, %.0f targets/s",
+            step - first_step, busy, busy_cpu, taken / busy, learned / busy);
     if ((r.rank == 0 && analyses(&r, step, err, errlen)) || machine_fault(&r, step, err, errlen))
         goto out;
     rc = TRAIN_DONE;

@@ -15,6 +15,14 @@
 #include "spec/spec.h"
 #include "trainer/model.h"
 
+/* What a hook at the end of a run records through: metric points as the
+ * run's own (RUN/metrics.jsonl and the metric hook), lines of its log. */
+struct train_emit {
+    void *run;
+    void (*point)(void *run, long step, const char *name, int layer, double value);
+    void (*say)(void *run, const char *line);
+};
+
 struct train_hooks {
     void *ctx;
     /* every metric point; layer < 0 for scalars; a non-finite value is a divergence */
@@ -25,6 +33,12 @@ struct train_hooks {
      * TRAIN_STOP_ABANDON stops without writing (the run's directory may now
      * belong to someone else, e.g. a worker whose lease was lost) */
     int (*should_stop)(void *ctx);
+    /* NULL, or after the end-of-job analyses, on rank 0, with the trained
+     * model: the caller's own (analysis.tasks' evaluation, which needs a
+     * tokenizer, which the trainer knows nothing of). 0, or -1 with err:
+     * the run fails. */
+    int (*analyses)(void *ctx, struct model *m, long step, const struct train_emit *e, char *err,
+                    size_t errlen);
 };
 
 struct train_opts {
@@ -36,6 +50,17 @@ struct train_opts {
     struct comm *comm;
     int resume;                 /* continue from the newest checkpoint under out_dir */
     double progress_seconds;    /* cadence of progress lines (0: every update) */
+    /* A start that is not the seed's (init.from): the weights of a cod
+     * checkpoint (init_hf 0) or of a Hugging Face folder, read before the
+     * first update of a run that does not resume; the optimizer starts
+     * fresh. NULL: the seed's init. */
+    const char *init_from;
+    int init_hf;
+    /* Instruction data: the row sets (common/rowset.h) that stand for
+     * data.train and data.val (val_rows NULL: none held out), pad the input
+     * id of a padded position. NULL: the spec's token shards. */
+    const char *train_rows, *val_rows;
+    uint32_t pad;
 };
 
 enum { TRAIN_DONE = 0, TRAIN_STOPPED = 1, TRAIN_FAILED = -1, TRAIN_FAULT = -2 };

@@ -34,6 +34,8 @@
 #include "trainer/model.h"
 #include "trainer/prune.h"
 #include "trainer/stats.h"
+#include "worker/analyze_eval.h"
+#include "worker/analyze_source.h"
 #include "worker/device.h"
 #include "trainer/train.h"
 
@@ -45,6 +47,12 @@ static void usage(FILE *f)
             "usage: cod-analyze prune|angular|stats|logits|export DIR [--val SHARDS]\n"
             "                   [--tokens N] [--out DIR] [--device cpu|cuda:N]\n"
             "                   [--seq-len T] [--batch B] [--threads N]\n"
+            "       cod-analyze eval DIR --task FILE[:LAYOUT] [--fewshot-from FILE] ...\n"
+            "                   [--shots K] [--limit N] [--seed S] [--bos auto|yes|no]\n"
+            "                   [--strict] [--tokenizer FILE] [--tokenizer-dir DIR] [options above]\n"
+            "       cod-analyze prune DIR --task FILE... (the same task options)\n"
+            "       cod-analyze cloze TEXT... --out FILE.jsonl [--items N] [--choices K]\n"
+            "                   [--seed S]\n"
             "DIR is a cod checkpoint (state.json, model.safetensors) or a Hugging Face model\n"
             "folder (config.json of LlamaForCausalLM, MistralForCausalLM or Qwen2ForCausalLM;\n"
             "model.safetensors or the shards of model.safetensors.index.json).\n"
@@ -59,9 +67,30 @@ static void usage(FILE *f)
             "  export    a cod checkpoint as a Hugging Face LLaMA folder (config.json,\n"
             "            model.safetensors) in --out; refused for variants stock LLaMA\n"
             "            cannot express\n"
+            "  eval      multiple-choice tasks scored as lm-evaluation-harness v0.4.12 scores\n"
+            "            them (docs/eval.md): acc, acc_norm and their standard errors; --out\n"
+            "            writes eval.json and samples_TASK.jsonl; prune --task adds each\n"
+            "            task's accuracy with each block removed (prune_tasks.json)\n"
+            "  cloze     a task (generic layout) from held-out text: a passage's true next\n"
+            "            sentence among sentences of other documents\n"
+            "  --task FILE[:LAYOUT]  JSON lines (.gz, .zst, .xz) of a task, its layout taken\n"
+            "                from its fields unless named (mmlu, arc_easy, arc_challenge,\n"
+            "                hellaswag, piqa, boolq, winogrande, social_iqa, openbookqa,\n"
+            "                commonsense, generic); repeatable\n"
+            "  --fewshot-from FILE  the few-shot split of the --task before it (default:\n"
+            "                the task's own file, an item never its own example; MMLU: its dev)\n"
+            "  --shots K     examples before each item (default 0); --seed S their draw\n"
+            "                (default 1234, the harness's); --limit N the first N items\n"
+            "  --bos P       the doc token before every context: auto (a checkpoint's data's\n"
+            "                doc token where documents start with it; a Hugging Face\n"
+            "                tokenizer's own), yes or no\n"
+            "  --strict      a bad line fails rather than being reported and skipped\n"
+            "  --tokenizer F, --tokenizer-dir D  a checkpoint's data's tokenizer files, where\n"
+            "                meta.json's are not beside the shards or in var/cache/tokenizers\n"
             "  --val SHARDS  held-out token shards (glob), tokenized with the model's own\n"
             "                tokenizer; default: a checkpoint spec's data.val (a Hugging Face\n"
-            "                folder needs it)\n"
+            "                folder needs it); or FILE.rows, a row set (a fine-tuning run's\n"
+            "                RUN/sft/val.rows: its targets only the responses' tokens)\n"
             "  --tokens N    held-out tokens (default 262144 for prune, 65536 for angular and\n"
             "                stats, one sequence's for logits)\n"
             "  --out DIR     write prune.json / angular.json / stats.json there (export: the\n"
@@ -72,26 +101,6 @@ static void usage(FILE *f)
             "  --batch B     sequences a forward pass (default: a checkpoint's\n"
             "                train.micro_batch; else 8192 tokens' worth)\n"
             "exit status: 0 done, 1 failed, 2 bad usage or bad checkpoint\n");
-}
-
-/* The spec a checkpoint was trained with, from its state.json. */
-static int load_spec(const char *ckpt, struct job_spec *s, char *err, size_t errlen)
-{
-    struct train_state st;
-    json_t *spec;
-    if (checkpoint_read_state(ckpt, &st, &spec, err, errlen))
-        return -1;
-    struct spec_error se = {"", "out of memory"};
-    int rc = 0;
-    if (spec_upgrade(spec) || spec_from_json(spec, s, &se)) {
-        snprintf(err, errlen, "%s/state.json: spec: %s: %s", ckpt, se.field, se.message);
-        rc = -1;
-    } else if (s->model.vocab <= 0) {
-        snprintf(err, errlen, "%s/state.json: the spec does not record the vocabulary size", ckpt);
-        rc = -1;
-    }
-    json_decref(spec);
-    return rc;
 }
 
 /* Writes DIR/NAME and says where. */
@@ -244,89 +253,19 @@ out:
     return rc;
 }
 
-/* What a directory holds, made into a model's config. */
-struct source {
-    int hf;                     /* a Hugging Face folder, else a cod checkpoint */
-    struct job_spec spec;
-    struct hf_config h;
-    struct model_config mc;
-    const char *val;
-    char what[256];
-};
-
-static int open_source(const char *dir, struct source *src, const char *val, int T, int B,
-                       int *max_B, char *err, size_t errlen)
+/* A row set (common/rowset.h): a fine-tuning run's RUN/sft/val.rows, its
+ * held-out records as it evaluates them (only their responses' tokens are
+ * targets). */
+static int rows_file(const char *path)
 {
-    char path[4400];
-    memset(src, 0, sizeof(*src));
-    if (path_fmt(path, sizeof(path), err, errlen, "%s/state.json", dir))
-        return -1;
-    if (access(path, F_OK) == 0) {
-        if (load_spec(dir, &src->spec, err, errlen))
-            return -1;
-        struct job_spec *s = &src->spec;
-        if (T)
-            s->train.seq_len = T;
-        src->mc = train_model_config(s);
-        src->mc.forward_only = 1;
-        *max_B = B ? B : s->train.micro_batch;
-        src->val = val ? val : s->val_glob;
-        snprintf(src->what, sizeof src->what, "norm %s", s->norm.name);
-        return 0;
-    }
-    if (path_fmt(path, sizeof(path), err, errlen, "%s/config.json", dir))
-        return -1;
-    if (access(path, F_OK) != 0) {
-        snprintf(err, errlen, "%s: neither a cod checkpoint (no state.json) nor a Hugging Face "
-                              "model folder (no config.json)", dir);
-        return -1;
-    }
-    src->hf = 1;
-    if (hf_config_read(dir, &src->h, err, errlen))
-        return -1;
-    if (!val) {
-        snprintf(err, errlen, "%s is a Hugging Face model folder: --val names its held-out "
-                              "shards (cod-prep --tokenizer hf with the model's tokenizer.json)",
-                 dir);
-        return -1;
-    }
-    if (!T)
-        T = src->h.max_pos && src->h.max_pos < 2048 ? src->h.max_pos : 2048;
-    if (hf_config_check_seq_len(&src->h, T, err, errlen))
-        return -1;
-    hf_model_config(&src->h, T, &src->mc);
-    *max_B = B ? B : (8192 + T - 1) / T;
-    src->val = val;
-    snprintf(src->what, sizeof src->what, "%s%s%s%s", src->h.arch,
-             src->h.n_kv_heads != src->h.n_heads ? ", grouped-query" : "",
-             src->h.tied ? ", tied embeddings" : "", src->h.llama3_rope ? ", llama3 RoPE" : "");
-    return 0;
-}
-
-static double seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* The memory the model asked of the backend, weights apart from the rest. */
-static void print_memory(const struct model *m, const char *device)
-{
-    const struct ops *o = m->ops;
-    double mib = 1 << 20;
-    double weights = (double)m->n_real * sizeof(real) +
-                     (o->act_is_real ? 0 : (double)m->n_params * o->act_bytes);
-    printf("model: %.2f M parameters; on %s %.1f MiB: weights %.1f MiB (%s), activations "
-           "%.1f MiB for %d × %d tokens\n",
-           (double)m->n_weights / 1e6, device, (double)m->bytes / mib, weights / mib,
-           o->act_is_real ? (sizeof(real) == 4 ? "fp32" : "fp64") : "bf16",
-           ((double)m->bytes - weights) / mib, m->max_B, m->cfg.seq_len);
+    size_t n = strlen(path);
+    return n > 5 && !strcmp(path + n - 5, ".rows");
 }
 
 /* prune, angular, stats or logits: the model over held-out shards. */
 static int analyse(const char *cmd, const char *dir, const struct ops *ops, const char *device,
-                   const char *val, int T, int B, long long tokens, const char *out)
+                   const char *val, int T, int B, long long tokens, const char *out,
+                   const struct analyze_tasks *at)
 {
     char err[8192];
     struct source src;
@@ -334,20 +273,24 @@ static int analyse(const char *cmd, const char *dir, const struct ops *ops, cons
     memset(&m, 0, sizeof(m));
     struct loader v;
     memset(&v, 0, sizeof(v));
-    int max_B = 0, rc = EXIT_USAGE;
-    if (open_source(dir, &src, val, T, B, &max_B, err, sizeof(err)))
+    struct eval_task *tasks = NULL;
+    int max_B = 0, rc = EXIT_USAGE, n_tasks = 0;
+    if (analyze_open_source(dir, &src, val, 1, T, B, &max_B, err, sizeof(err)))
         goto out;
     rc = EXIT_FAILED;
-    if (model_create(&m, ops, &src.mc, max_B, err, sizeof(err)))
+    if ((at->n && analyze_tasks_load(at, dir, &src, src.mc.seq_len, &tasks, &n_tasks, err,
+                                     sizeof err)) ||
+        model_create(&m, ops, &src.mc, max_B, err, sizeof(err)))
         goto out;
-    print_memory(&m, device);
+    analyze_print_memory(&m, device);
     if (hf_load_weights(dir, &m, err, sizeof(err)))
         goto out;
     T = src.mc.seq_len;
     /* a checkpoint's held-out rows as its run packed them (documents: whole
      * documents, pads not counted) */
-    if (src.hf ? loader_open(&v, src.val, T, 0, NULL, err, sizeof(err))
-               : loader_open_spec(&v, &src.spec, src.val, "--val", err, sizeof(err)))
+    if (rows_file(src.val) ? loader_open_rows(&v, src.val, T, 0, 0, err, sizeof(err))
+        : src.hf           ? loader_open(&v, src.val, T, 0, NULL, err, sizeof(err))
+                           : loader_open_spec(&v, &src.spec, src.val, "--val", err, sizeof(err)))
         goto out;
     if (loader_max_token(&v) >= (uint32_t)src.mc.vocab) {
         snprintf(err, sizeof(err), "%s: token %u is outside the model's vocabulary of %d",
@@ -357,7 +300,7 @@ static int analyse(const char *cmd, const char *dir, const struct ops *ops, cons
     printf("%s: %s (%s), %d layers, dim %d; held-out %s, sequences of %d\n", cmd, dir, src.what,
            src.mc.n_layers, src.mc.dim, src.val, T);
     fflush(stdout);
-    double t0 = seconds();
+    double t0 = analyze_seconds();
     long long passes = 1, seen = 0;
     if (!strcmp(cmd, "logits")) {
         if (logits(&m, &v, tokens, out, err, sizeof(err)))
@@ -365,14 +308,14 @@ static int analyse(const char *cmd, const char *dir, const struct ops *ops, cons
         seen = (tokens + T - 1) / T * T;
     } else if (!strcmp(cmd, "prune")) {
         struct prune_result r;
-        if (prune_run(&m, &v, tokens, &r, err, sizeof(err)))
+        if (prune_run(&m, &v, tokens, PRUNE_REUSE, &r, err, sizeof(err)))
             goto out;
         print_prune(&r);
         seen = r.tokens;
         passes = r.n_layers + 1;
         int bad = out && write_json(prune_to_json(&r), out, "prune.json", err, sizeof(err));
         prune_free(&r);
-        if (bad)
+        if (bad || (n_tasks && analyze_prune_tasks(&m, tasks, n_tasks, out, err, sizeof err)))
             goto out;
     } else if (!strcmp(cmd, "angular")) {
         struct angular_result r;
@@ -403,7 +346,7 @@ static int analyse(const char *cmd, const char *dir, const struct ops *ops, cons
     }
     if (ops->error(err, sizeof(err)))
         goto out;
-    double dt = seconds() - t0;
+    double dt = analyze_seconds() - t0;
     printf("%s: %lld tokens × %lld forward pass%s in %.2f s: %.0f tokens/s\n", cmd, seen, passes,
            passes == 1 ? "" : "es", dt, dt > 0 ? (double)(seen * passes) / dt : 0);
     rc = EXIT_OK;
@@ -411,45 +354,102 @@ out:
     if (rc != EXIT_OK)
         fprintf(stderr, "cod-analyze: %s\n", err);
     loader_close(&v);
+    eval_tasks_free(tasks, n_tasks);
     if (m.ops)
         model_destroy(&m);
     hf_config_free(&src.h);
     return rc;
 }
 
-static int positive(const char *flag, const char *s, long long *out)
+
+/* The options of the tasks (--task and what goes with it): 1 when a is
+ * one (its value taken), 0 when not, -1 on a bad value. */
+static int task_option(struct analyze_tasks *t, const char *a, char **argv, int argc, int *i)
 {
-    char *end;
-    *out = strtoll(s, &end, 10);
-    if (*end || *out <= 0 || *out > 1 << 30) {
-        fprintf(stderr, "cod-analyze: %s %s: expected a positive integer\n", flag, s);
-        return -1;
+    if (*i + 1 >= argc)
+        return 0;
+    const char *v = argv[*i + 1];
+    long long n;
+    if (!strcmp(a, "--task")) {
+        if (t->n == ANALYZE_MAX_TASKS) {
+            fprintf(stderr, "cod-analyze: at most %d --task\n", ANALYZE_MAX_TASKS);
+            return -1;
+        }
+        t->task[t->n++] = v;
+    } else if (!strcmp(a, "--fewshot-from")) {
+        if (!t->n) {
+            fprintf(stderr, "cod-analyze: --fewshot-from names the few-shot split of the --task "
+                            "before it\n");
+            return -1;
+        }
+        t->fewshot[t->n - 1] = v;
+    } else if (!strcmp(a, "--shots")) {
+        char *end;
+        long k = strtol(v, &end, 10);
+        if (*end || k < 0 || k > 1000) {
+            fprintf(stderr, "cod-analyze: --shots %s: expected 0 to 1000\n", v);
+            return -1;
+        }
+        t->shots = (int)k;
+    } else if (!strcmp(a, "--limit")) {
+        if (analyze_positive(a, v, &n))
+            return -1;
+        t->limit = (long)n;
+    } else if (!strcmp(a, "--seed")) {
+        char *end;
+        t->seed = strtoull(v, &end, 10);
+        if (*end || !*v || *v == '-') {
+            fprintf(stderr, "cod-analyze: --seed %s: expected a non-negative integer\n", v);
+            return -1;
+        }
+    } else if (!strcmp(a, "--bos")) {
+        if (strcmp(v, "auto") && strcmp(v, "yes") && strcmp(v, "no")) {
+            fprintf(stderr, "cod-analyze: --bos %s: expected auto, yes or no\n", v);
+            return -1;
+        }
+        t->bos = v;
+    } else if (!strcmp(a, "--tokenizer")) {
+        t->tokenizer = v;
+    } else if (!strcmp(a, "--tokenizer-dir")) {
+        t->tokenizer_dir = v;
+    } else {
+        return 0;
     }
-    return 0;
+    (*i)++;
+    return 1;
 }
 
 int main(int argc, char **argv)
 {
     const char *cmd = NULL, *dir = NULL, *val = NULL, *out = NULL, *device = "cpu";
     long long tokens = 0, T = 0, B = 0;
-    int threads = 0;
+    int threads = 0, strict = 0;
+    struct analyze_tasks at = {.seed = 1234, .bos = "auto"};
+    if (argc > 1 && !strcmp(argv[1], "cloze"))
+        return analyze_cloze(argc - 1, argv + 1);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int more = i + 1 < argc;
-        if (!strcmp(a, "--val") && more)
+        int more = i + 1 < argc, took = task_option(&at, a, argv, argc, &i);
+        if (took < 0)
+            return EXIT_USAGE;
+        if (took)
+            continue;
+        if (!strcmp(a, "--strict"))
+            strict = 1;
+        else if (!strcmp(a, "--val") && more)
             val = argv[++i];
         else if (!strcmp(a, "--out") && more)
             out = argv[++i];
         else if (!strcmp(a, "--device") && more)
             device = argv[++i];
         else if (!strcmp(a, "--tokens") && more) {
-            if (positive(a, argv[++i], &tokens))
+            if (analyze_positive(a, argv[++i], &tokens))
                 return EXIT_USAGE;
         } else if (!strcmp(a, "--seq-len") && more) {
-            if (positive(a, argv[++i], &T))
+            if (analyze_positive(a, argv[++i], &T))
                 return EXIT_USAGE;
         } else if (!strcmp(a, "--batch") && more) {
-            if (positive(a, argv[++i], &B))
+            if (analyze_positive(a, argv[++i], &B))
                 return EXIT_USAGE;
         } else if (!strcmp(a, "--threads") && more)
             threads = atoi(argv[++i]);
@@ -470,15 +470,24 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
-    static const char *const cmds[] = {"prune", "angular", "stats", "logits", "export"};
+    static const char *const cmds[] = {"prune", "angular", "stats", "logits", "export", "eval"};
     int known = 0;
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
         known |= !strcmp(cmd, cmds[k]);
     if (!known) {
         fprintf(stderr,
-                "cod-analyze: unknown analysis '%s' (expected prune, angular, stats, logits or "
-                "export)\n",
+                "cod-analyze: unknown analysis '%s' (expected prune, angular, stats, logits, "
+                "export, eval or cloze)\n",
                 cmd);
+        return EXIT_USAGE;
+    }
+    at.strict = strict;
+    if (!strcmp(cmd, "eval") && !at.n) {
+        fprintf(stderr, "cod-analyze: eval needs --task FILE (one or more)\n");
+        return EXIT_USAGE;
+    }
+    if (at.n && strcmp(cmd, "eval") && strcmp(cmd, "prune")) {
+        fprintf(stderr, "cod-analyze: --task goes with eval and prune, not %s\n", cmd);
         return EXIT_USAGE;
     }
     if ((!strcmp(cmd, "export") || !strcmp(cmd, "logits")) && !out) {
@@ -491,7 +500,7 @@ int main(int argc, char **argv)
     char err[8192];
     if (!strcmp(cmd, "export")) {
         struct job_spec s;
-        if (load_spec(dir, &s, err, sizeof(err))) {
+        if (checkpoint_read_spec(dir, NULL, &s, err, sizeof(err))) {
             fprintf(stderr, "cod-analyze: %s\n", err);
             return EXIT_USAGE;
         }
@@ -508,7 +517,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "cod-analyze: %s\n", err);
         return EXIT_USAGE;
     }
+    if (!strcmp(cmd, "eval"))
+        return analyze_eval(dir, ops, device, (int)T, (int)B, &at, out);
     if (!tokens)
         tokens = !strcmp(cmd, "prune") ? 262144 : !strcmp(cmd, "logits") ? 1 : 65536;
-    return analyse(cmd, dir, ops, device, val, (int)T, (int)B, tokens, out);
+    return analyse(cmd, dir, ops, device, val, (int)T, (int)B, tokens, out, &at);
 }

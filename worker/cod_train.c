@@ -11,7 +11,9 @@
 #include <time.h>
 
 #include "common/fileio.h"
+#include "eval/job.h"
 #include "kernels/ops.h"
+#include "sft/prepare.h"
 #include "spec/spec.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data_check.h"
@@ -43,23 +45,39 @@ static void log_line(void *ctx, const char *line)
     fflush(stdout);
 }
 
+/* The spec's analysis.tasks on the trained model (eval/job.h). */
+struct run_ctx {
+    const struct job_spec *spec;
+    const char *out;
+    const struct eval_text_source *text; /* a start's tokenizer (sft/prepare.h) */
+};
+
+static int analyses(void *ctx, struct model *m, long step, const struct train_emit *e, char *err,
+                    size_t errlen)
+{
+    const struct run_ctx *r = ctx;
+    return eval_job_run(m, r->spec, r->text, r->out, step, e, err, errlen);
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: cod-train SPEC.json|default --out DIR [--resume] [--threads N]\n"
             "       cod-train SPEC.json|default --print-spec\n"
-            "                 [--device cpu|cuda:N] [--progress-seconds S]\n"
+            "                 [--device cpu|cuda:N] [--progress-seconds S] [--work-dir DIR]\n"
             "  SPEC.json  a job spec (docs/spec.md); 'default' is the built-in small CPU\n"
             "             experiment on the default corpus\n"
             "  --out DIR  where metrics.jsonl and checkpoints/ go\n"
             "  --resume   continue from the newest checkpoint in DIR\n"
             "  --print-spec  print the complete spec, every default explicit, and exit\n"
+            "  --work-dir DIR  where init.from {\"experiment\": ID} finds that experiment's\n"
+            "             checkpoints (DIR/experiments/ID, as cod-worker --work-dir keeps them)\n"
             "exit status: 0 done, 1 failed, 2 bad usage or spec, 3 stopped by a signal\n");
 }
 
 int main(int argc, char **argv)
 {
-    const char *spec_path = NULL, *out = NULL, *device = NULL;
+    const char *spec_path = NULL, *out = NULL, *device = NULL, *work_dir = NULL;
     int resume = 0, threads = 0, print_spec = 0;
     double progress = 2.0;
     for (int i = 1; i < argc; i++) {
@@ -74,6 +92,8 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (!strcmp(a, "--device") && i + 1 < argc)
             device = argv[++i];
+        else if (!strcmp(a, "--work-dir") && i + 1 < argc)
+            work_dir = argv[++i];
         else if (!strcmp(a, "--progress-seconds") && i + 1 < argc)
             progress = atof(argv[++i]);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -116,7 +136,6 @@ int main(int argc, char **argv)
         printf("\n");
         return rc;
     }
-    bad = bad || spec_check_data(&spec, &se);
     free(text);
     if (bad) {
         fprintf(stderr, "cod-train: %s: %s%s%s\n", spec_path, se.field, se.field[0] ? ": " : "",
@@ -142,13 +161,28 @@ int main(int argc, char **argv)
                 out, ck);
         return 2;
     }
+    /* the start completes the spec (its model, its tokenizer's rows) before its data is checked */
+    struct train_opts opts = {.ops = ops, .resume = resume, .progress_seconds = progress};
+    static struct sft_prepared prep;
+    int unready = sft_prepare(&spec, work_dir, out, 0, &prep, &opts, err, sizeof(err));
+    if (!unready && (unready = spec_check_data(&spec, &se)))
+        snprintf(err, sizeof err, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
+    if (!unready)
+        unready = eval_job_check(&spec, &prep.text, err, sizeof err);
+    if (unready) {
+        fprintf(stderr, "cod-train: %s: %s\n", spec_path, err);
+        return 2;
+    }
+    if (prep.summary[0])
+        log_line(NULL, prep.summary);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    struct train_opts opts = {.ops = ops, .resume = resume, .progress_seconds = progress};
-    struct train_hooks hooks = {.ctx = NULL, .log = log_line, .should_stop = should_stop};
+    struct run_ctx rc_ctx = {&spec, out, &prep.text};
+    struct train_hooks hooks = {.ctx = &rc_ctx, .log = log_line, .should_stop = should_stop,
+                                .analyses = analyses};
     int rc = train_run(&spec, out, &opts, &hooks, err, sizeof(err));
     if (rc == TRAIN_FAILED || rc == TRAIN_FAULT) {
         fprintf(stderr, "cod-train: failed: %s\n", err);

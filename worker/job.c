@@ -8,6 +8,8 @@
 
 #include "common/fileio.h"
 #include "common/path.h"
+#include "eval/job.h"
+#include "sft/prepare.h"
 #include "spec/spec.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data_check.h"
@@ -23,6 +25,9 @@ struct job {
     struct reporter *rp;
     double leased_at;
     int first_update_seen;
+    const struct job_spec *spec;
+    const char *dir;
+    const struct eval_text_source *text; /* a start's tokenizer (sft/prepare.h) */
 };
 
 static void on_metric(void *arg, long step, const char *name, int layer, double value)
@@ -40,6 +45,14 @@ static void on_log(void *arg, const char *line)
 {
     (void)arg;
     runlog_printf("%s", line);
+}
+
+/* analysis.tasks on the trained model (eval/job.h) */
+static int analyses(void *arg, struct model *m, long step, const struct train_emit *e, char *err,
+                    size_t errlen)
+{
+    struct job *j = arg;
+    return eval_job_run(m, j->spec, j->text, j->dir, step, e, err, errlen);
 }
 
 /* The gang's waits give up once the run is gone or the worker must stop now. */
@@ -268,13 +281,21 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     struct spec_error se;
     struct comm *comm = NULL;
     int lost = 0;
+    struct train_opts opts = {.ops = ctx->ops, .resume = resume, .progress_seconds = 5};
+    static struct sft_prepared prep;
     if (!reason[0] && !text) {
         snprintf(reason, sizeof reason, "the lease carried no spec");
-    } else if (!reason[0] &&
-               (spec_parse(text, strlen(text), &spec, &se) || spec_check_data(&spec, &se))) {
+    } else if (!reason[0] && spec_parse(text, strlen(text), &spec, &se)) {
+        snprintf(reason, sizeof reason, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
+    } else if (!reason[0] && sft_prepare(&spec, ctx->work_dir, dir, rank, &prep, &opts, err,
+                                         sizeof err)) {
+        snprintf(reason, sizeof reason, "%s", err);
+    } else if (!reason[0] && spec_check_data(&spec, &se)) {
         snprintf(reason, sizeof reason, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
         /* this machine's data, not the experiment, when another rank has it */
         t.retry = world > 1 && !strcmp(se.field, "data");
+    } else if (!reason[0] && rank == 0 && eval_job_check(&spec, &prep.text, err, sizeof err)) {
+        snprintf(reason, sizeof reason, "%s", err);
     } else if (!reason[0] && (world > 1 || ctx->nccl_always) &&
                !(comm = gang_join(&(struct gang_cfg){run, rank, world, gang_abort, &j}, http,
                                   &lost, err, sizeof err))) {
@@ -286,10 +307,14 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
         if (resume)
             runlog_printf("resuming from %s (%ld metric points already delivered)", ck,
                           sent_before);
-        struct train_opts opts = {.ops = ctx->ops, .comm = comm, .resume = resume,
-                                  .progress_seconds = 5};
+        if (prep.summary[0])
+            runlog_printf("%s", prep.summary);
+        opts.comm = comm;
+        j.spec = &spec;
+        j.dir = dir;
+        j.text = &prep.text;
         struct train_hooks hooks = {.ctx = &j, .metric = on_metric, .log = on_log,
-                                    .should_stop = should_stop};
+                                    .should_stop = should_stop, .analyses = analyses};
         int r = train_run(&spec, dir, &opts, &hooks, err, sizeof err);
         int f = reporter_flags(j.rp);
         if (r == TRAIN_DONE)

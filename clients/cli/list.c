@@ -11,10 +11,12 @@ static const char ls_usage[] =
     "              [--cursor C | --all] [--json]\n"
     "Lists experiments, newest first: one page of --limit (default 50; the\n"
     "cursor of the next page is told on stderr), or every page with --all.\n"
-    "S is queued, running, succeeded, failed or cancelled.\n";
+    "S is waiting, queued, running, succeeded, failed, cancelled or blocked.\n"
+    "AFTER: the experiments one waits for (its chain).\n";
 
 static const char show_usage[] = "usage: cod show ID [--json]\n"
-                                 "An experiment: state, progress, attempts, worker, latest metrics.\n";
+                                 "An experiment: state, progress, attempts, worker, its chain\n"
+                                 "(what it waits for, what waits for it), latest metrics.\n";
 
 static const char workers_usage[] =
     "usage: cod workers [--json]\n"
@@ -25,22 +27,42 @@ static const char workers_usage[] =
     "prune removes every such worker. Exit 1 if the server refused any.\n";
 
 static const char cancel_usage[] =
-    "usage: cod cancel ID... [--json]\n"
-    "Cancels experiments: a queued one at once, a running one at its next\n"
-    "heartbeat. Exit 1 if the server refused any (e.g. one already finished).\n";
+    "usage: cod cancel [--chain] ID... [--json]\n"
+    "Cancels experiments: a waiting or queued one at once, a running one at its\n"
+    "next heartbeat. What waits for a cancelled one is blocked; with --chain it\n"
+    "is cancelled too, however far down its chain. Exit 1 if the server refused\n"
+    "any (e.g. one already finished, without --chain).\n";
+
+/* "3,7" of a list of ids (or of objects with an id), "-" when empty. */
+static void id_list(const json_t *a, char *out, size_t n)
+{
+    size_t i, len = 0;
+    json_t *x;
+    out[0] = 0;
+    json_array_foreach(a, i, x) {
+        char v[64];
+        const json_t *id = json_is_object(x) ? json_object_get(x, "id") : x;
+        int w = snprintf(out + len, n - len, "%s%s", i ? "," : "", fmt_value(id, v, sizeof v));
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+    }
+    if (!len)
+        snprintf(out, n, "-");
+}
 
 static int print_experiments(const struct cli *c, const json_t *list)
 {
-    static const char *const head[] = {"ID", "NAME", "MODEL", "NORM", "DEVICE",
-                                       "STATE", "STEP", "PROGRESS", "WORKER"};
+    static const char *const head[] = {"ID",   "NAME",     "MODEL",  "NORM", "DEVICE",
+                                       "STATE", "STEP", "PROGRESS", "WORKER", "AFTER"};
     struct table t;
-    table_init(&t, 9);
-    for (int i = 0; i < 9; i++)
+    table_init(&t, 10);
+    for (int i = 0; i < 10; i++)
         table_add(&t, "%s", head[i]);
     size_t i;
     json_t *e;
     json_array_foreach(list, i, e) {
-        char a[64], b[64];
+        char a[64], b[64], after[128];
         table_add(&t, "%s", fmt_value(json_object_get(e, "id"), a, 64));
         table_add(&t, "%s", jstr(e, "name"));
         table_add(&t, "%s", jstr(e, "model"));
@@ -55,6 +77,8 @@ static int print_experiments(const struct cli *c, const json_t *list)
                   fmt_value(json_object_get(e, "steps"), b, 64));
         table_add(&t, "%.1f%%", 100 * json_number_value(json_object_get(e, "progress")));
         table_add(&t, "%s", fmt_value(json_object_get(e, "worker"), a, 64));
+        id_list(json_object_get(e, "after"), after, sizeof after);
+        table_add(&t, "%s", after);
     }
     return table_print(c, &t, 0);
 }
@@ -145,6 +169,18 @@ static void attempt_text(const json_t *e, char *out, size_t n)
         snprintf(out, n, "1 of %ld", max);
 }
 
+/* The chain around an experiment: "after  12 pre-9m (succeeded)", one a line. */
+static void chain_lines(const char *key, const json_t *links)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(links, i, x) {
+        char a[64];
+        printf("  %-10s %s %s (%s)\n", i ? "" : key, fmt_value(json_object_get(x, "id"), a, 64),
+               jstr(x, "name"), jstr(x, "state"));
+    }
+}
+
 static int print_experiment(const struct cli *c, const json_t *e)
 {
     char a[64], b[64], line[256];
@@ -178,6 +214,8 @@ static int print_experiment(const struct cli *c, const json_t *e)
         field(times[i], json_object_get(e, times[i]),
               fmt_time(json_object_get(e, times[i]), a, 64));
     field("reason", json_object_get(e, "reason"), jstr(e, "reason"));
+    chain_lines("after", json_object_get(e, "after"));
+    chain_lines("then", json_object_get(e, "then"));
     const json_t *latest = json_object_get(e, "latest");
     if (!json_object_size(latest))
         return 0;
@@ -345,24 +383,45 @@ int cmd_workers(struct cli *c, int argc, char **argv)
     return each_id(c, argv + 1, npos - 1, "worker", remove_worker);
 }
 
-static int cancel_one(struct cli *c, long id)
+static int cancel_with(struct cli *c, long id, int chain)
 {
     char path[96];
-    snprintf(path, sizeof path, "/v1/experiments/%ld/cancel", id);
+    snprintf(path, sizeof path, "/v1/experiments/%ld/cancel%s", id, chain ? "?chain=true" : "");
     json_t *e;
     int rc = act(c, "POST", path, &e);
-    if (e && !strcmp(jstr(e, "state"), "cancelled"))
+    const char *state = e ? jstr(e, "state") : "";
+    if (e && !strcmp(state, "cancelled"))
         printf("experiment %ld cancelled\n", id);
-    else if (e)
+    else if (e && !strcmp(state, "running"))
         printf("experiment %ld: cancel requested, it stops at its next heartbeat\n", id);
+    else if (e)
+        printf("experiment %ld had %s\n", id, state);
+    size_t i;
+    json_t *x;
+    json_array_foreach(e ? json_object_get(e, "then") : NULL, i, x) {
+        char a[64];
+        printf("  then %s %s: %s\n", fmt_value(json_object_get(x, "id"), a, 64), jstr(x, "name"),
+               jstr(x, "state"));
+    }
     json_decref(e);
     return rc;
 }
 
+static int cancel_one(struct cli *c, long id)
+{
+    return cancel_with(c, id, 0);
+}
+
+static int cancel_chain(struct cli *c, long id)
+{
+    return cancel_with(c, id, 1);
+}
+
 int cmd_cancel(struct cli *c, int argc, char **argv)
 {
-    int npos;
-    const struct opt opts[] = {OPTS_COMMON(c), {0}};
+    int npos, chain = 0;
+    const struct opt opts[] = {OPTS_COMMON(c), {"--chain", OPT_FLAG, &chain}, {0}};
     int rc = cli_args(c, argc, argv, opts, &npos, cancel_usage, 1, -1);
-    return rc != ARGS_GO ? rc : each_id(c, argv, npos, "experiment", cancel_one);
+    return rc != ARGS_GO ? rc
+                         : each_id(c, argv, npos, "experiment", chain ? cancel_chain : cancel_one);
 }

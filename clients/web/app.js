@@ -208,7 +208,8 @@ function matchesFilter(e) {
   const st = $('state-filter').value;
   if (st && e.state !== st) return false;
   const words = $('filter').value.toLowerCase().split(/\s+/).filter(Boolean);
-  const hay = [e.id, e.name, e.model, e.norm, e.device, e.state, e.worker, e.sweep && 'sweep' + e.sweep]
+  const hay = [e.id, e.name, e.model, e.norm, e.device, e.state, e.worker, e.sweep && 'sweep' + e.sweep,
+    ...(e.after || []).map((a) => 'after' + a)]
     .join(' ').toLowerCase();
   return words.every((w) => hay.includes(w));
 }
@@ -228,6 +229,8 @@ function renderExperiments() {
         `${e.step ?? 0}/${e.steps}`),
       el('td', { title: `${e.attempts} lapsed lease(s)` }, `${attempt(e)}/${e.max_attempts}`),
       el('td', {}, e.sweep ?? ''),
+      // its chain: the experiments it waits for
+      el('td', { class: 'after' }, (e.after || []).length ? '← ' + e.after.join(', ') : ''),
       el('td', {}, e.worker ?? ''),
       el('td', { class: 'reason', title: e.reason || '' }, e.reason || ''));
     if (state.selected.includes(e.id)) {
@@ -382,7 +385,32 @@ function sweepTable(sw) {
   const seeds = sw.replicates ? `, ${sw.grid[sw.replicates].length} seeds each` : '';
   return el('div', { class: 'sweep', 'data-sweep': sw.id },
     el('h3', {}, `Sweep ${sw.id}${sw.name ? ': ' + sw.name : ''} — final eval/ppl of ${groups.length} groups (${sw.cells.length} runs${seeds}) `, report),
-    el('table', { class: 'grid' }, el('thead', {}, head), el('tbody', {}, ...body)));
+    el('table', { class: 'grid' }, el('thead', {}, head), el('tbody', {}, ...body)),
+    ...stagesOf(sw));
+}
+
+// A sweep's later stages (each cell's fine-tuning after its pretraining):
+// how many are in each state, and the fine-tuning table once they have
+// scores: accuracy in % per task and on average, mean ± sd over the seeds.
+function stagesOf(sw) {
+  const stages = sw.stages || [];
+  if (!stages.length) return [];
+  const count = new Map();
+  for (const s of stages) count.set(s.state, (count.get(s.state) || 0) + 1);
+  const out = [el('p', { class: 'note stages' }, `Later stages (${stages.length}): `,
+    ...[...count.entries()].flatMap(([st, n]) => [stateTag(st), ` ${n} `]))];
+  const pct = (s) => (s && typeof s.mean === 'number'
+    ? (100 * s.mean).toFixed(2) + (typeof s.sd === 'number' ? ' ± ' + (100 * s.sd).toFixed(2) : '') : '–');
+  for (const t of sw.finetune || []) {
+    const head = el('tr', {}, el('th', {}, `stage ${t.stage}`), ...t.tasks.map((k) => el('th', {}, k)),
+      el('th', {}, 'Avg.'));
+    const rows = t.rows.map((r) => el('tr', {},
+      el('th', {}, Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(' ') || 'all'),
+      ...t.tasks.map((k) => el('td', { class: 'ft' }, pct((r.tasks[k] || {}).acc))),
+      el('td', { class: 'ft' }, pct(r.average), el('span', { class: 'n' }, ` n=${r.n}`))));
+    out.push(el('table', { class: 'grid finetune' }, el('thead', {}, head), el('tbody', {}, ...rows)));
+  }
+  return out;
 }
 
 // Selects the group's runs, or clears them when all are selected.

@@ -70,12 +70,14 @@ async function main() {
   check(`the table lists the ${ROWS} experiments`, listed,
     (await evaluate(`document.querySelectorAll('${rows}').length`)) + ' rows');
   const states = await evaluate(`[...document.querySelectorAll('${rows}')].map((r) => r.children[5].textContent).sort().join(',')`);
-  check('the table shows each state', states === 'queued,running,succeeded,succeeded', states);
+  check('the table shows each state', states === 'running,succeeded,succeeded,waiting', states);
+  const chain = await evaluate(`[...document.querySelectorAll('${rows}')].filter((r) => r.children[5].textContent === 'waiting').map((r) => r.children[9].textContent).join()`);
+  check('the one that waits shows what it waits for', chain === '← ' + process.env.DASH_AFTER, chain);
   const progress = await evaluate(`[...document.querySelectorAll('${rows}')].map((r) => r.children[6].textContent).sort().join(',')`);
   const want = [`${STEPS / 2}/${STEPS}`, `${STEPS}/${STEPS}`, `${STEPS}/${STEPS}`, `0/${STEPS}`].sort().join(',');
   check('the table shows progress (the running one half way)', progress === want, progress);
   const attempts = await evaluate(`[...document.querySelectorAll('${rows}')].map((r) => r.children[7].textContent).sort().join(',')`);
-  check('the table shows the attempt: 1 for those begun, 0 for the queued one', attempts === '0/3,1/3,1/3,1/3', attempts);
+  check('the table shows the attempt: 1 for those begun, 0 for the waiting one', attempts === '0/3,1/3,1/3,1/3', attempts);
 
   // The first view, before any click: something to look at, and its address.
   const selectedRows = `[...document.querySelectorAll('#experiments tr.selected')].map((r) => Number(r.dataset.id)).sort((a, b) => a - b).join(',')`;

@@ -254,6 +254,27 @@ r = await call('post', '/v1/experiments/' + e2 + '/cancel');
 expect('cancel a queued experiment: 202', r.status, 202);
 r = await call('post', '/v1/experiments/' + e1 + '/cancel');
 expect('cancel a finished experiment: 409', r.status, 409);
+// chains: after a finished experiment, after a queued one, an unknown one,
+// a chain cancelled; a sweep with a later stage and its fine-tuning table
+r = await call('post', '/v1/experiments', { body: spec('next', { after: [e1] }) });
+check('after a succeeded experiment: queued', r.json?.state === 'queued' && r.json?.after?.[0]?.id === e1);
+const eq = r.json?.id;
+r = await call('post', '/v1/experiments', { body: spec('later', { after: [eq] }) });
+check('after a queued one: waiting', r.json?.state === 'waiting');
+r = await call('post', '/v1/experiments', { body: spec('lost', { after: [999999] }) });
+expect('after an unknown experiment: 422 naming after', r.json?.error?.field, 'after');
+await call('get', '/v1/experiments?state=waiting');
+r = await call('post', '/v1/experiments/' + eq + '/cancel?chain=true');
+check('cancel with its chain', r.status === 202 && r.json?.then?.[0]?.state === 'cancelled');
+await call('post', '/v1/experiments/' + eq + '/cancel?chain=maybe');
+const stage = { name: 'sft', data: { format: 'instructions', train: DATA + '/train_*.bin' },
+  train: { steps: 2, seq_len: 16, batch_seqs: 2 }, resources: { device: 'cpu' } };
+r = await call('post', '/v1/sweeps', { body: { base: spec('chain'), grid: { norm: ['pre', 'lns'] }, then: stage } });
+check('a sweep with a later stage: each cell followed by its fine-tuning, waiting for it',
+  r.status === 201 && r.json?.stages?.length === 2 && r.json?.stages?.[0]?.state === 'waiting' &&
+  Array.isArray(r.json?.finetune), JSON.stringify(r.json).slice(0, 300));
+r = await call('post', '/v1/sweeps', { body: { base: spec('chain'), grid: { norm: ['pre'] }, then: { ...stage, init: { from: '/x' } } } });
+expect('a later stage with its own init: 422 naming then[0]', r.json?.error?.field, 'then[0]');
 // a gang of two cuda workers, its rendezvous, a rank's failure
 r = await call('post', '/v1/experiments', { body: { ...spec('gang2'), resources: { device: 'cpu', gpus: 2 } } });
 expect('gpus 2 on a cpu: 422 naming resources.gpus', r.json?.error?.field, 'resources.gpus');

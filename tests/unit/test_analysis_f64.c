@@ -87,7 +87,7 @@ static void prune_matches_shorter_model(void)
         return;
     struct prune_result r;
     char err[256];
-    CHECK(!prune_run(&m, &val, SEQS * T, &r, err, sizeof(err)), "%s", err);
+    CHECK(!prune_run(&m, &val, SEQS * T, PRUNE_REUSE, &r, err, sizeof(err)), "%s", err);
     CHECK(r.tokens == SEQS * T, "%lld tokens", (long long)r.tokens);
     int32_t tok[B * T], tgt[B * T];
     for (int l = 1; l <= 4; l++) {
@@ -161,13 +161,41 @@ static void prune_identity_block_costs_nothing(void)
     memset(m.params + dn->offset, 0, dn->span * sizeof(real));
     struct prune_result r;
     char err[256];
-    CHECK(!prune_run(&m, &val, SEQS * T, &r, err, sizeof(err)), "%s", err);
+    CHECK(!prune_run(&m, &val, SEQS * T, PRUNE_RECOMPUTE, &r, err, sizeof(err)), "%s", err);
     CHECK(prune_delta_loss(&r, 2) == 0 && prune_delta_ppl(&r, 2) == 0, "delta %.3g / %.3g",
           prune_delta_loss(&r, 2), prune_delta_ppl(&r, 2));
     CHECK(prune_delta_loss(&r, 1) != 0 && prune_delta_loss(&r, 3) != 0, "other blocks matter");
     prune_free(&r);
     loader_close(&val);
     model_destroy(&m);
+}
+
+/* The prefix the full forward computed, reused for each removal, gives
+ * exactly the numbers of the L + 1 forwards it saves, whatever the block
+ * recipe (Post-LN keeps its norm after the residual, Mix-LN mixes both). */
+static void prune_reuse_equals_recompute(void)
+{
+    static const char *const norms[] = {"pre", "lns", "post", "mixln", "sandwich", "layerscale"};
+    for (size_t k = 0; k < sizeof norms / sizeof norms[0]; k++) {
+        struct model m;
+        struct loader val;
+        if (build(&m, norms[k], 4) || open_val(&val))
+            return;
+        struct prune_result a, b;
+        char err[256];
+        CHECK(!prune_run(&m, &val, SEQS * T, PRUNE_REUSE, &a, err, sizeof(err)), "%s", err);
+        CHECK(!prune_run(&m, &val, SEQS * T, PRUNE_RECOMPUTE, &b, err, sizeof(err)), "%s", err);
+        CHECK(a.tokens == b.tokens && a.base_loss == b.base_loss, "%s: base %.17g / %.17g",
+              norms[k], a.base_loss, b.base_loss);
+        for (int l = 1; l <= 4; l++)
+            CHECK(a.loss[l] == b.loss[l] && a.ppl[l] == b.ppl[l],
+                  "%s: block %d: reused %.17g, recomputed %.17g", norms[k], l, a.loss[l],
+                  b.loss[l]);
+        prune_free(&a);
+        prune_free(&b);
+        loader_close(&val);
+        model_destroy(&m);
+    }
 }
 
 static double direct_angle(const real *a, const real *b)
@@ -363,6 +391,7 @@ int main(void)
     RUN(prune_matches_shorter_model);
     RUN(prune_lns_keeps_original_scale);
     RUN(prune_identity_block_costs_nothing);
+    RUN(prune_reuse_equals_recompute);
     RUN(angular_matches_direct);
     RUN(documents_leave_pads_out);
     unlink(path);

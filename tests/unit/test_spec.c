@@ -223,6 +223,19 @@ static const struct bad_case bad_cases[] = {
     {"{\"model\":{\"preset\":\"llama-9m\",\"embed_std\":\"x\"}}", "model.embed_std",
      "number"},
     {"{\"norm\":{\"base\":\"lns\",\"gains\":\"fixed\"}}", "norm.gains", "learned, frozen"},
+    {"{\"analysis\":{\"tasks\":\"arc.jsonl\"}}", "analysis.tasks", "a list"},
+    {"{\"analysis\":{\"tasks\":[3]}}", "analysis.tasks[0]", "a file name or an object"},
+    {"{\"analysis\":{\"tasks\":[{\"shots\":5}]}}", "analysis.tasks[0]", "no \"file\""},
+    {"{\"analysis\":{\"tasks\":[{\"file\":\"a.jsonl\",\"layout\":\"squad\"}]}}",
+     "analysis.tasks[0].layout", "unknown layout \"squad\""},
+    {"{\"analysis\":{\"tasks\":[{\"file\":\"a.jsonl\",\"shots\":-1}]}}",
+     "analysis.tasks[0].shots", "at least 0"},
+    {"{\"analysis\":{\"tasks\":[{\"file\":\"a.jsonl\",\"seed\":1}]}}", "analysis.tasks[0].seed",
+     "unknown field"},
+    {"{\"analysis\":{\"tasks\":[\"d/arc.test.jsonl\",\"e/arc.jsonl.gz\"]}}", "analysis.tasks[1]",
+     "\"arc\" is analysis.tasks[0]'s"},
+    {"{\"analysis\":{\"tasks\":[\"d/.jsonl\"]}}", "analysis.tasks[0]", "1 to 64 characters"},
+    {"{\"analysis\":{\"tasks\":[\"d/a b.jsonl\"]}}", "analysis.tasks[0]", "only letters"},
 };
 
 static void check_bad(const char *json, const char *field, const char *needle)
@@ -389,6 +402,8 @@ static void test_round_trip(void)
         "\"clip\":1.0,\"weight_decay\":0.1,\"batch_seqs\":24,\"micro_batch\":8},"
         "\"checkpoint\":{\"every\":0,\"keep\":1},\"stats\":{\"every\":7}}",
         "{\"norm\":{\"placement\":\"sandwich\",\"lns_position\":\"after_residual\"}}",
+        "{\"analysis\":{\"prune\":true,\"tasks\":[\"/t/arc_easy.jsonl\",{\"file\":\"m/mmlu.test.jsonl.zst\","
+        "\"layout\":\"mmlu\",\"shots\":5,\"fewshot_from\":\"m/mmlu.dev.jsonl\",\"limit\":100}]}}",
         "{\"model\":{\"preset\":\"llama-130m\",\"embed_std\":0.6324555320336759},"
         "\"norm\":{\"base\":\"lns\",\"gains\":\"frozen\"},\"train\":{\"precision\":\"bf16\"},"
         "\"data\":{\"packing\":\"documents\"}}",
@@ -434,9 +449,9 @@ static void test_round_trip(void)
         }
         /* every default is explicit */
         json_t *t = json_object_get(ja, "train");
-        CHECK(json_object_size(t) == 14, "%s: train has %zu fields", text, json_object_size(t));
+        CHECK(json_object_size(t) == 15, "%s: train has %zu fields", text, json_object_size(t));
         CHECK(json_object_size(json_object_get(ja, "norm")) == 12, "%s: norm fields", text);
-        CHECK(json_object_size(json_object_get(ja, "data")) == 3, "%s: data fields", text);
+        CHECK(json_object_size(json_object_get(ja, "data")) == 4, "%s: data fields", text);
         json_decref(ja);
         json_decref(jb);
     }
@@ -446,6 +461,45 @@ static void test_round_trip(void)
  * reads as what it ran: the embedding's √0.4, mixed precision, stream
  * packing, learned gains; the server's migration writes the std as text
  * that parses to the same double; fields a spec has stay. */
+/* analysis.tasks: a file name or an object; its JSON form writes every
+ * field but an absent fewshot_from, and no tasks leaves the key out, as
+ * every spec written before it (a stored spec reads back the same). */
+static void test_tasks(void)
+{
+    struct job_spec s;
+    struct spec_error e;
+    int rc = parse("{\"analysis\":{\"tasks\":[\"/t/hs.val.jsonl.gz\",{\"file\":\"arc-e.jsonl\","
+                   "\"layout\":\"arc_easy\",\"shots\":25}]}}",
+                   &s, &e);
+    CHECK(rc == 0, "%s: %s", e.field, e.message);
+    if (rc)
+        return;
+    CHECK(s.n_tasks == 2 && !strcmp(s.tasks[0].file, "/t/hs.val.jsonl.gz") &&
+              !s.tasks[0].layout[0] && s.tasks[0].shots == 0 && !s.tasks[0].fewshot_from[0] &&
+              !strcmp(s.tasks[1].layout, "arc_easy") && s.tasks[1].shots == 25,
+          "tasks read as given");
+    char name[80];
+    spec_task_name(s.tasks[0].file, name, sizeof name);
+    CHECK(!strcmp(name, "hs"), "the name is the base name up to its first '.': %s", name);
+    json_t *j = spec_to_json(&s);
+    json_t *t = json_object_get(json_object_get(j, "analysis"), "tasks");
+    CHECK(json_array_size(t) == 2 &&
+              !strcmp(json_string_value(json_object_get(json_array_get(t, 0), "layout")), "auto") &&
+              !json_object_get(json_array_get(t, 0), "fewshot_from"),
+          "the JSON form: layout auto, no fewshot_from");
+    json_decref(j);
+    CHECK(parse("{}", &s, &e) == 0 && s.n_tasks == 0, "none by default");
+    j = spec_to_json(&s);
+    CHECK(!json_object_get(json_object_get(j, "analysis"), "tasks"), "none is left out");
+    json_decref(j);
+    char big[8192];
+    int at = snprintf(big, sizeof big, "{\"analysis\":{\"tasks\":[");
+    for (int i = 0; i <= SPEC_MAX_TASKS; i++)
+        at += snprintf(big + at, sizeof big - (size_t)at, "%s\"t%d.jsonl\"", i ? "," : "", i);
+    snprintf(big + at, sizeof big - (size_t)at, "]}}");
+    check_bad(big, "analysis.tasks", "at most 16");
+}
+
 static void test_upgrade(void)
 {
     json_t *old = json_loads("{\"model\":{\"preset\":\"llama-9m\"},\"norm\":{\"base\":\"lns\"},"
@@ -457,6 +511,7 @@ static void test_upgrade(void)
           e.message);
     CHECK(s.model.embed_std == sqrt(0.4) && s.train.precision == PRECISION_MIXED &&
               s.packing == PACKING_STREAM && s.norm.gains == GAINS_LEARNED &&
+              s.format == FORMAT_SHARDS && s.train.schedule == SCHEDULE_COSINE &&
               !strcmp(s.norm.name, "lns") && s.train.steps == 5,
           "the old recipe: embed_std %.17g", s.model.embed_std);
     CHECK(parse("{\"model\":{\"preset\":\"llama-9m\",\"embed_std\":0.6324555320336759}}", &m,
@@ -464,12 +519,104 @@ static void test_upgrade(void)
           "schema/recipe_fields.sql's text is √0.4 to the last bit");
     json_decref(old);
     json_t *now = json_loads("{\"model\":{\"embed_std\":0.02},\"norm\":{\"gains\":\"frozen\"},"
-                             "\"data\":{\"packing\":\"documents\"},\"train\":{\"precision\":\"bf16\"}}",
+                             "\"data\":{\"packing\":\"documents\",\"format\":\"shards\"},"
+                             "\"train\":{\"precision\":\"bf16\",\"schedule\":\"linear\"}}",
                              0, NULL);
     json_t *copy = json_deep_copy(now);
     CHECK(now && copy && spec_upgrade(now) == 0 && json_equal(now, copy), "fields given stay");
     json_decref(now);
     json_decref(copy);
+}
+
+/* Fine-tuning's fields: init.from, after, instruction data, the recipes,
+ * epochs; each refusal names its field; the JSON form leaves the model and
+ * variant out until the start gives them, and parses back the same. */
+static const struct bad_case ft_bad[] = {
+    {"{\"init\":{\"from\":3}}", "init.from", "a path"},
+    {"{\"init\":{\"from\":\"\"}}", "init.from", "a path of 1"},
+    {"{\"init\":{\"from\":{\"experiment\":0}}}", "init.from.experiment", "positive"},
+    {"{\"init\":{\"from\":{\"run\":3}}}", "init.from.run", "unknown field"},
+    {"{\"init\":{\"to\":\"x\"}}", "init.to", "unknown field"},
+    {"{\"after\":3}", "after", "a list"},
+    {"{\"after\":[1,0]}", "after", "entry 1"},
+    {"{\"after\":[4,4]}", "after", "named twice"},
+    {"{\"sft\":{\"pack\":true}}", "sft", "instruction data"},
+    {"{\"data\":{\"format\":\"text\"}}", "data.format", "shards, instructions"},
+    {"{\"data\":{\"format\":\"instructions\"},\"init\":{\"from\":\"/c\"}}", "data.train",
+     "names its files"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"}}", "init.from",
+     "starting checkpoint"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\",\"packing\":\"documents\"},"
+     "\"init\":{\"from\":\"/c\"}}", "data.packing", "rows of their own"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
+     "\"sft\":{\"recipe\":\"alpaca\"}}", "sft.recipe", "none, llm-adapters, owlore"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
+     "\"sft\":{\"cutoff_len\":300}}", "sft.cutoff_len", "seq_len + 1 = 257"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
+     "\"sft\":{\"cutoff_len\":0}}", "sft.cutoff_len", "only with sft.pack"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
+     "\"eval\":{\"every\":10}}", "eval.every", "held-out records"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\",\"val\":\"/v.json\"},"
+     "\"init\":{\"from\":\"/c\"},\"sft\":{\"val_size\":5}}", "sft.val_size", "not both"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
+     "\"train\":{\"epochs\":2,\"steps\":9}}", "train.epochs", "give one of them"},
+    {"{\"train\":{\"epochs\":2}}", "train.epochs", "instruction records"},
+    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
+     "\"train\":{\"epochs\":0}}", "train.epochs", "positive"},
+    {"{\"train\":{\"schedule\":\"step\"}}", "train.schedule", "cosine, linear"},
+    {"{\"model\":{\"preset\":\"llama-9m\",\"norm_eps\":0}}", "model.norm_eps", "(0, 0.01]"},
+};
+
+static void test_finetune_fields(void)
+{
+    for (size_t i = 0; i < sizeof ft_bad / sizeof ft_bad[0]; i++)
+        check_bad(ft_bad[i].json, ft_bad[i].field, ft_bad[i].needle);
+    struct job_spec s, b;
+    struct spec_error e;
+    const char *la = "{\"init\":{\"from\":{\"experiment\":7}},\"after\":[3],"
+                     "\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},"
+                     "\"sft\":{\"recipe\":\"llm-adapters\"}}";
+    CHECK(parse(la, &s, &e) == 0, "%s: %s", e.field, e.message);
+    CHECK(s.model_from_init && s.norm_from_init && !strcmp(s.name, "finetune"),
+          "the model and the variant are the start's");
+    CHECK(s.train.lr == 3e-4 && s.train.epochs == 3 && s.train.steps == 0 &&
+              s.train.warmup == 100 && s.train.batch_seqs == 16 && s.train.seq_len == 256 &&
+              s.train.schedule == SCHEDULE_LINEAR && s.train.min_lr_ratio == 0 &&
+              s.train.clip == 1.0 && s.sft.cutoff_len == 256 && !s.sft.pack &&
+              s.sft.train_on_inputs && s.sft.val_size == 120 && s.eval_every == 200,
+          "llm-adapters' values");
+    int64_t ids[SPEC_MAX_AFTER + 1];
+    CHECK(spec_waits_for(&s, ids) == 2 && ids[0] == 3 && ids[1] == 7,
+          "it waits for after's and init.from's experiments");
+    json_t *j = spec_to_json(&s);
+    CHECK(j && !json_object_get(j, "model") && !json_object_get(j, "norm") &&
+              !json_object_get(json_object_get(j, "train"), "steps") &&
+              json_object_get(json_object_get(j, "train"), "epochs"),
+          "the JSON form: no model, norm or steps until the start and the data give them");
+    char *text = json_dumps(j, JSON_COMPACT);
+    CHECK(text && parse(text, &b, &e) == 0, "parses back: %s", e.message);
+    json_t *j2 = spec_to_json(&b);
+    CHECK(json_equal(j, j2), "the same spec");
+    free(text);
+    json_decref(j);
+    json_decref(j2);
+
+    const char *ow = "{\"init\":{\"from\":\"/ck\"},\"model\":\"llama-9m\","
+                     "\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},"
+                     "\"sft\":{\"recipe\":\"owlore\"},\"train\":{\"lr\":1e-4}}";
+    CHECK(parse(ow, &s, &e) == 0, "%s: %s", e.field, e.message);
+    CHECK(!s.model_from_init && s.norm_from_init && s.sft.pack && s.sft.cutoff_len == 0 &&
+              s.train.seq_len == 512 && s.train.epochs == 1 && s.train.warmup == 0 &&
+              s.train.lr == 1e-4 && !s.sft.train_on_inputs && s.eval_every == 0,
+          "owlore's values, the spec's lr over them");
+    const char *steps = "{\"init\":{\"from\":\"/ck\"},\"data\":{\"format\":\"instructions\","
+                        "\"train\":\"/r.json\"},\"train\":{\"epochs\":2}}";
+    CHECK(parse(steps, &s, &e) == 0 && s.train.warmup == -1 && s.train.steps == 0,
+          "epochs without a recipe: the warmup a tenth of the steps the data gives");
+    CHECK(parse("{\"init\":{\"from\":\"/ck\"},\"model\":\"llama-9m\",\"norm\":\"lns\"}", &s,
+                &e) == 0 && s.format == FORMAT_SHARDS && s.init.kind == INIT_PATH &&
+              !strcmp(s.name, "llama-9m-lns"),
+          "a start for more pretraining on shards");
 }
 
 static int parse_file(const char *path, struct job_spec *s)
@@ -741,7 +888,9 @@ int main(void)
     RUN(test_round_trip);
     RUN(test_param_counts);
     RUN(test_upgrade);
+    RUN(test_tasks);
     RUN(test_recipe_files);
     RUN(test_check_data);
+    RUN(test_finetune_fields);
     CHECK_EXIT();
 }

@@ -202,12 +202,22 @@ static void test_resume_of_an_older_checkpoint(void)
 static void test_schedule(void)
 {
     double peak = 1e-3;
-    CHECK(schedule_lr(peak, 10, 100, 0.1, 0) == 0, "warmup starts at 0");
-    CHECK(fabs(schedule_lr(peak, 10, 100, 0.1, 5) - 5e-4) < 1e-15, "linear warmup");
-    CHECK(fabs(schedule_lr(peak, 10, 100, 0.1, 10) - peak) < 1e-15, "peak after warmup");
-    CHECK(fabs(schedule_lr(peak, 10, 100, 0.1, 99) - 1e-4) < 1e-15, "min_lr_ratio at the last step");
-    double mid = schedule_lr(peak, 10, 100, 0.1, 10 + 89 / 2);
+    enum schedule cos = SCHEDULE_COSINE, lin = SCHEDULE_LINEAR;
+    CHECK(schedule_lr(cos, peak, 10, 100, 0.1, 0) == 0, "warmup starts at 0");
+    CHECK(fabs(schedule_lr(cos, peak, 10, 100, 0.1, 5) - 5e-4) < 1e-15, "linear warmup");
+    CHECK(fabs(schedule_lr(cos, peak, 10, 100, 0.1, 10) - peak) < 1e-15, "peak after warmup");
+    CHECK(fabs(schedule_lr(cos, peak, 10, 100, 0.1, 99) - 1e-4) < 1e-15, "min_lr_ratio at the last step");
+    double mid = schedule_lr(cos, peak, 10, 100, 0.1, 10 + 89 / 2);
     CHECK(mid > 5.4e-4 && mid < 5.6e-4, "cosine midpoint %g", mid);
+    /* Hugging Face's get_linear_schedule_with_warmup: (steps - update) / (steps - warmup) */
+    CHECK(schedule_lr(lin, peak, 10, 100, 0, 5) == schedule_lr(cos, peak, 10, 100, 0, 5),
+          "linear: the same warmup");
+    CHECK(fabs(schedule_lr(lin, peak, 10, 100, 0, 10) - peak) < 1e-15, "linear: peak after warmup");
+    CHECK(fabs(schedule_lr(lin, peak, 10, 100, 0, 55) - peak / 2) < 1e-15, "linear: half way");
+    CHECK(fabs(schedule_lr(lin, peak, 10, 100, 0, 99) - peak / 90) < 1e-15,
+          "linear: the last update at 1/(steps - warmup) of the peak");
+    CHECK(fabs(schedule_lr(lin, peak, 0, 100, 0.1, 100) - 1e-4) < 1e-15,
+          "linear: min_lr_ratio where it would reach 0");
 }
 
 static void test_loader_epochs(void)
