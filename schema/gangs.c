@@ -24,8 +24,8 @@ static const char q_insert_gang_run[] =
     "INSERT INTO runs (experiment_id, worker_id, state, started, lease_expires, world_size,"
     " rendezvous_by) VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6)";
 static const char q_insert_member[] =
-    "INSERT INTO run_members (run_id, rank, worker_id, lease_expires, told)"
-    " VALUES (?1, ?2, ?3, ?4, ?5)";
+    "INSERT INTO run_members (run_id, rank, worker_id, lease_expires, told, secret)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 /* written only when it changes: a worker that was not parked (every CPU
  * worker) costs its lease no row rewrite */
 static const char q_not_waiting[] =
@@ -145,7 +145,7 @@ int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
     }
     *run = sqlite3_last_insert_rowid(c->db);
     for (int rank = 0; rank < n; rank++) {
-        if (db_add_member(c, *run, rank, w[rank].id, now + lease_s, 0) != 0 ||
+        if (db_add_member(c, *run, rank, w[rank].id, now + lease_s, 0, NULL) != 0 ||
             db_not_waiting(c, w[rank].id) != 0) {
             free(w);
             return -1;
@@ -156,8 +156,13 @@ int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
     return 0;
 }
 
-int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double expires, int told)
+int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double expires, int told,
+                  char *secret)
 {
+    char made[STORE_SECRET_SIZE] = "";
+    int has;
+    if (db_worker_has_secret(c, worker, &has) != 0 || (has && db_new_secret(made) != 0))
+        return -1;
     sqlite3_stmt *s = db_stmt(c, q_insert_member);
     if (!s)
         return -1;
@@ -166,6 +171,9 @@ int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double 
     sqlite3_bind_int64(s, 3, worker);
     sqlite3_bind_double(s, 4, expires);
     sqlite3_bind_int(s, 5, told);
+    db_bind_text(s, 6, has ? made : NULL);
+    if (secret)
+        snprintf(secret, STORE_SECRET_SIZE, "%s", made);
     return db_exec(c, s);
 }
 

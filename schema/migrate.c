@@ -29,8 +29,13 @@ static const char recipe_fields_v6[] =
 #include "build/gen/recipe_fields_sql.inc"
     ;
 
-static const char *const migrations[] = {schema_v1, worker_states_v2, gangs_v3, active_members_v4,
-                                         rendezvous_due_v5, recipe_fields_v6};
+static const char secrets_v7[] =
+#include "build/gen/secrets_sql.inc"
+    ;
+
+static const char *const migrations[] = {schema_v1,          worker_states_v2, gangs_v3,
+                                         active_members_v4,  rendezvous_due_v5, recipe_fields_v6,
+                                         secrets_v7};
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 static int user_version(sqlite3 *db, int *v)

@@ -89,6 +89,10 @@ const char *spec_packing_name(enum packing p);
  * stored specs). 0, or -1 when out of memory. */
 int spec_upgrade(json_t *spec);
 
+/* A name (an experiment's, a sweep's): letters, digits, '.', '_', '-', not
+ * starting with '.' or '-'. 0, or -1 with *err naming field. */
+int spec_check_name(const char *name, const char *field, struct spec_error *err);
+
 /* Number of parameters of the model the spec describes (vocab must be known). */
 int64_t spec_param_count(const struct job_spec *s);
 

@@ -107,7 +107,7 @@ static int heartbeat(struct reporter *rp, long step)
         pthread_mutex_lock(&rp->mu);
         rp->flags |= REPORT_CANCEL;
         pthread_mutex_unlock(&rp->mu);
-    } else if (status == 409 || status == 404) {
+    } else if (status == 409 || status == 404 || status == 403) {
         lose(rp, &res);
     } else if (status && status != 200) {
         char text[512];
@@ -206,7 +206,7 @@ static int send_pending(struct reporter *rp, int metrics_ready)
         }
         /* Only a 200 says the batch is stored: anything else sends it again or stops. */
         if (status != 200) {
-            if (status == 409 || status == 404)
+            if (status == 409 || status == 404 || status == 403)
                 lose(rp, &res);
             else if (status)
                 refuse(rp, &res, nm, nl);
@@ -285,7 +285,10 @@ int reporter_start(const struct reporter_cfg *cfg, struct reporter **out, char *
     }
     rp->metrics.offset = cfg->metrics_start;
     rp->http = http_client_new(cfg->server, cfg->token, err, errlen);
-    if (!rp->http) {
+    if (!rp->http || (cfg->lease_secret && http_client_set_header(rp->http, "Cod-Lease-Secret",
+                                                                   cfg->lease_secret, err,
+                                                                   errlen) != 0)) {
+        http_client_free(rp->http);
         free(rp);
         return -1;
     }

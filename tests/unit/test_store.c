@@ -135,7 +135,7 @@ static void migration_marks_held_runs(void)
     CHECK(store_create_experiment(st, &e, NULL, &a, &rep) == ST_OK &&
               store_create_experiment(st, &e, NULL, &b, &rep) == ST_OK &&
               store_create_experiment(st, &e, NULL, &c, &rep) == ST_OK &&
-              store_register_worker(st, "w", "cpu", 1, "h", &w) == ST_OK,
+              store_register_worker(st, "w", "cpu", 1, "h", &w, NULL) == ST_OK,
           "three queued, a worker of capacity 1");
     lease(st, w, 60, &l);
     int64_t first = lease_exp(l, "run");
@@ -246,7 +246,7 @@ static void wal_shrinks_after_a_long_read(void)
     int rep;
     json_t *l;
     CHECK(st && store_create_experiment(st, &e, NULL, &id, &rep) == ST_OK &&
-              store_register_worker(st, "w", "cpu", 1, "h", &w) == ST_OK &&
+              store_register_worker(st, "w", "cpu", 1, "h", &w, NULL) == ST_OK &&
               lease(st, w, 600, &l) == ST_OK && l,
           "a leased run");
     int64_t run = lease_exp(l, "run");
@@ -295,8 +295,8 @@ static void priority_then_fifo_and_resources(void)
     CHECK(store_create_experiment(st, &low, NULL, &b, &rep) == ST_OK, "create b");
     CHECK(store_create_experiment(st, &high, NULL, &c, &rep) == ST_OK, "create c");
     CHECK(store_create_experiment(st, &gpu, NULL, &g, &rep) == ST_OK, "create g");
-    CHECK(store_register_worker(st, "cpu", "cpu", 3, "h", &w_cpu) == ST_OK, "register cpu");
-    CHECK(store_register_worker(st, "gpu", "cuda", 1, "h", &w_gpu) == ST_OK, "register gpu");
+    CHECK(store_register_worker(st, "cpu", "cpu", 3, "h", &w_cpu, NULL) == ST_OK, "register cpu");
+    CHECK(store_register_worker(st, "gpu", "cuda", 1, "h", &w_gpu, NULL) == ST_OK, "register gpu");
     json_t *l1, *l2, *l3, *l4;
     CHECK(lease(st, w_cpu, 60, &l1) == ST_OK && lease_exp(l1, "experiment") == c,
           "priority first");
@@ -341,7 +341,7 @@ static void lapse_requeues_then_fails(void)
     int rep, expired, cancel;
     char s[32];
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
     json_t *l;
     lease(st, w, 0.05, &l);
     int64_t run = lease_exp(l, "run");
@@ -385,7 +385,7 @@ static void metrics_idempotent_and_finish(void)
     int rep;
     char s[32];
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
     json_t *l;
     lease(st, w, 60, &l);
     int64_t run = lease_exp(l, "run");
@@ -464,8 +464,8 @@ static void worker_offline_and_removed(void)
     char state[16];
     json_t *l;
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
-    store_register_worker(st, "w2", "cpu", 1, "h", &w2);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
+    store_register_worker(st, "w2", "cpu", 1, "h", &w2, NULL);
     CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_CONFLICT &&
               !strcmp(state, "idle"),
           "an idle worker is not removed: %s", state);
@@ -500,7 +500,7 @@ static void *leaser(void *arg)
 {
     (void)arg;
     int64_t w;
-    if (store_register_worker(shared, "w", "cpu", 1000, "h", &w) != ST_OK)
+    if (store_register_worker(shared, "w", "cpu", 1000, "h", &w, NULL) != ST_OK)
         return NULL;
     for (;;) {
         json_t *l;
