@@ -237,7 +237,7 @@ int data_roots_check(const struct data_roots *roots, const char *pattern, const 
     for (int i = 0; i < w.n_real; i++)
         if (under(abs, w.real[i]) && strlen(w.real[i]) > strlen(best))
             snprintf(best, sizeof best, "%s", w.real[i]);
-    if (!best[0] || !strcmp(abs, best) || n_parts == 0)
+    if (!best[0] || n_parts == 0)
         return refuse_outside(&w);
     /* from the root down, a part at a time */
     int depth = 0;

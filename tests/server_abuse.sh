@@ -146,7 +146,7 @@ cp "$t/data/train_000000.bin" "$t/meta/train_000000.bin"
 ln -s /etc/passwd "$t/meta/meta.json"
 ln -s /etc "$t/data/etc"
 ln -s /etc/passwd "$t/data/passwd.bin"
-COD_DATA_ROOT=$t COD_MAX_DATA_FILES=20 fresh_server
+COD_DATA_ROOT=$t:$t/many COD_MAX_DATA_FILES=20 fresh_server
 dspec() { printf '{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64}, "data": {"train": "%s", "val": "%s"}, "train": {"steps": 10, "seq_len": 16, "batch_seqs": 2, "micro_batch": 2}}' "$1" "${2:-$1}"; }
 outside() { # name, pattern: refused by the rule, no file outside the roots named, no size told
     local code
@@ -164,6 +164,8 @@ code=$(req POST /v1/experiments "$(dspec "$t/many/train_*.bin")")
 err_names "a glob of 30 files, over --max-data-files 20: 422" 422 "$code" 'max-data-files'
 code=$(req POST /v1/experiments "$(dspec "$t/data/train_*.bin")")
 is "data under a root: 201" "$code" 201
+code=$(req POST /v1/experiments "$(dspec "$t/many/train_0*.bin")")
+is "data right in a root, its pattern's folder the root itself: 201" "$code" 201
 code=$(req POST /v1/experiments "$(dspec "$t/nothing/x_*.bin")")
 err_names "no match under a root: the pattern named" 422 "$code" "no file matches $t/nothing/x_*.bin"
 stop_server

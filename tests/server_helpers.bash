@@ -81,6 +81,26 @@ req() {
     case $code in 200 | 201) keep_secrets "$p" "$t/body" ;; esac
     echo "$code"
 }
+# wcurl ARGS...: curl as cod-worker and the CLI call: a body (-d,
+# --data-binary) goes as JSON, a worker's call carries its secret, and the
+# secrets of a registration or lease answered into -o FILE are kept
+wcurl() {
+    local args=("$@") url= out= body= i extra=()
+    for ((i = 0; i < ${#args[@]}; i++)); do
+        case ${args[i]} in
+        -o) out=${args[i + 1]} ;;
+        -d | --data-binary) body=${args[i + 1]} ;;
+        http://*) url=${args[i]} ;;
+        esac
+    done
+    [ -n "$body" ] && extra+=(-H 'Content-Type: application/json')
+    [[ "$*" == *Cod-Worker-Secret* || "$*" == *Cod-Lease-Secret* ]] ||
+        mapfile -t -O ${#extra[@]} extra < <(secret_args "${url#"$B"}" "$body")
+    curl "$@" "${extra[@]}"
+    local rc=$?
+    [ -n "$out" ] && [ -s "$out" ] && { local p=${url#"$B"}; keep_secrets "${p%%\?*}" "$out"; }
+    return $rc
+}
 # the first value of a scalar JSON member in $t/body (compact JSON)
 jget() { grep -o "\"$1\":\(\"[^\"]*\"\|[^,}]*\)" "$t/body" | head -1 | cut -d: -f2- | tr -d '"'; }
 # is NAME ACTUAL EXPECTED; an empty ACTUAL never passes (a failed command is not a match)

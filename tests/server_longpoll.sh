@@ -17,9 +17,12 @@ jobs_above() { [ "$(jobs_total)" -gt "$1" ]; }
 waiting_at_least() { [ "$(curl -s -m "$WAIT_LIMIT" "$B/v1/workers" | grep -o '"waiting":true' | wc -l)" -ge "$1" ]; }
 register() { req POST /v1/workers/register "{\"device\": \"$1\", \"capacity\": ${2:-1}}" >/dev/null; jget id; }
 # lease_poll WORKER WAIT NAME: a lease long-poll in the background; status and body in $t/NAME.{code,body}, its pid in $!
+# (curl itself in the background, so that $! is the connection's process)
 lease_poll() {
+    local s
+    mapfile -t s < <(secret_args "/v1/workers/$1/lease")
     curl -s -m "$WAIT_LIMIT" -o "$t/$3.body" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" \
-        --data-binary "{\"wait\": $2}" > "$t/$3.code" &
+        -H 'Content-Type: application/json' "${s[@]}" --data-binary "{\"wait\": $2}" > "$t/$3.code" &
 }
 # ms since START (date +%s%N)
 since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }

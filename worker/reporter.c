@@ -133,6 +133,11 @@ static int add_points(json_t *arr, char *buf)
     return 0;
 }
 
+/* The server keeps a log line of at most this many bytes (docs/api.md):
+ * a longer one is cut, at a character's start, rather than have the
+ * server refuse its batch. */
+enum { LOG_LINE_MAX = 16384 };
+
 static int add_lines(json_t *arr, char *buf, long first_seq)
 {
     long seq = first_seq;
@@ -140,6 +145,13 @@ static int add_lines(json_t *arr, char *buf, long first_seq)
         nl = strchr(line, '\n');
         if (nl)
             *nl++ = '\0';
+        size_t len = strlen(line);
+        if (len > LOG_LINE_MAX) {
+            len = LOG_LINE_MAX;
+            while (len && ((unsigned char)line[len] & 0xc0) == 0x80)
+                len--;
+            line[len] = '\0';
+        }
         if (json_array_append_new(arr, json_pack("{s:I,s:s}", "seq", (json_int_t)seq++, "line",
                                                  line)) != 0)
             return -1;
