@@ -53,6 +53,7 @@ struct conn_guard {
     struct address *buckets[ADDR_BUCKETS];
     pthread_t thread;
     int stopping;
+    int idle;  /* the thread waits with nothing due: a new due connection wakes it */
 };
 
 static double mono_now(void)
@@ -138,8 +139,13 @@ static void enlist(struct conn_guard *g, struct guarded *c, int where)
         l->head = c;
     l->tail = c;
     c->where = where;
-    if (where == DUE && l->head == c)
-        pthread_cond_signal(&g->wake); /* the thread slept with nothing due */
+    /* only a thread that waits with nothing due needs waking: any other
+     * wakes at its head's deadline, which comes before this one's (a wake
+     * for every request would cost a thread switch each) */
+    if (where == DUE && g->idle && g->deadline_s > 0) {
+        g->idle = 0;
+        pthread_cond_signal(&g->wake);
+    }
 }
 
 /* Closes c's connection; from now on it counts for its address no more. */
@@ -167,6 +173,7 @@ static void *deadlines(void *arg)
             struct timespec ts = realtime_after(due->head->since + g->deadline_s - now);
             pthread_cond_timedwait(&g->wake, &g->lock, &ts);
         } else {
+            g->idle = 1;
             pthread_cond_wait(&g->wake, &g->lock);
         }
     }

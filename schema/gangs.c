@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char q_waiting[] =
-    "SELECT w.id, w.host FROM workers w"
+    "SELECT w.id, w.host, w.secret IS NOT NULL FROM workers w"
     " WHERE w.device = 'cuda' AND w.removed IS NULL AND w.stopped IS NULL"
     " AND w.waiting_until >= ?1"
     " AND w.capacity > (SELECT count(*) FROM run_members m"
@@ -74,6 +74,7 @@ struct waiting {
     int64_t id;
     char host[128];
     int host_count;
+    int with_secret;
 };
 
 /* hosts with the most waiting workers first, then by name, then by id */
@@ -109,6 +110,7 @@ int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
         w[count].id = sqlite3_column_int64(s, 0);
         snprintf(w[count].host, sizeof w[count].host, "%s",
                  (const char *)sqlite3_column_text(s, 1));
+        w[count].with_secret = sqlite3_column_int(s, 2);
         count++;
     }
     if (rc != SQLITE_DONE) {
@@ -145,7 +147,7 @@ int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
     }
     *run = sqlite3_last_insert_rowid(c->db);
     for (int rank = 0; rank < n; rank++) {
-        if (db_add_member(c, *run, rank, w[rank].id, now + lease_s, 0, NULL) != 0 ||
+        if (db_add_member(c, *run, rank, w[rank].id, now + lease_s, 0, w[rank].with_secret, NULL) != 0 ||
             db_not_waiting(c, w[rank].id) != 0) {
             free(w);
             return -1;
@@ -157,11 +159,10 @@ int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
 }
 
 int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double expires, int told,
-                  char *secret)
+                  int with_secret, char *secret)
 {
     char made[STORE_SECRET_SIZE] = "";
-    int has;
-    if (db_worker_has_secret(c, worker, &has) != 0 || (has && db_new_secret(made) != 0))
+    if (with_secret && db_new_secret(made) != 0)
         return -1;
     sqlite3_stmt *s = db_stmt(c, q_insert_member);
     if (!s)
@@ -171,7 +172,7 @@ int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double 
     sqlite3_bind_int64(s, 3, worker);
     sqlite3_bind_double(s, 4, expires);
     sqlite3_bind_int(s, 5, told);
-    db_bind_text(s, 6, has ? made : NULL);
+    db_bind_text(s, 6, with_secret ? made : NULL);
     if (secret)
         snprintf(secret, STORE_SECRET_SIZE, "%s", made);
     return db_exec(c, s);

@@ -12,8 +12,6 @@ static const char q_worker_secret[] =
 static const char q_member_secret[] =
     "SELECT (SELECT coalesce(m.secret, '') FROM run_members m WHERE m.run_id = r.id"
     " AND m.rank = ?2) FROM runs r WHERE r.id = ?1";
-static const char q_worker_has_secret[] =
-    "SELECT secret IS NOT NULL FROM workers WHERE id = ?1";
 
 int db_new_secret(char *out)
 {
@@ -27,16 +25,6 @@ int db_new_secret(char *out)
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(out + 2 * i, 3, "%02x", raw[i]);
     return 0;
-}
-
-int db_worker_has_secret(struct conn *c, int64_t worker, int *has)
-{
-    sqlite3_stmt *s;
-    *has = 1;
-    int rc = db_one_row(c, q_worker_has_secret, worker, &s);
-    if (rc == ST_OK)
-        *has = sqlite3_column_int(s, 0);
-    return rc == ST_ERROR ? -1 : 0;
 }
 
 /* The one text column of sql's row for (a, b) into out. */
