@@ -13,7 +13,8 @@ awk 'BEGIN { printf "{\"base\": {}, \"grid\": {"; n = 15
              for (i = 0; n < 4194000; i++) { s = sprintf("%s\"a%d\": [0]", i ? "," : "", i); n += length(s); printf "%s", s }
              print "}}" }' > "$sd/wide.json"
 keys=$(grep -o '"a[0-9]*"' "$sd/wide.json" | wc -l)
-server_up
+# requests logged: a request's line says its memory was given back
+server_up --log-requests 1
 rss() { awk "/^$1:/ {print int(\$2 / 1024)}" "/proc/$spid/status"; }
 before=$(rss VmRSS)
 pids=()
@@ -23,6 +24,7 @@ for i in 1 2 3 4 5 6; do
     pids+=($!)
 done
 wait "${pids[@]}"
+until [ "$(grep -c 'POST /v1/sweeps 422' "$sd/server.log")" = 6 ]; do sleep 0.05; done
 after=$(rss VmRSS) peak=$(rss VmHWM)
 echo "six 4 MiB sweep bodies of $keys one-value grid keys at once (answered $(sort -u "$sd"/code.* | paste -sd,)):" \
     "RSS ${before} MB before, ${after} MB after, ${peak} MB at the peak"

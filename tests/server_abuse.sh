@@ -125,6 +125,8 @@ err_names "a grid of 40 axes, over --max-sweep-axes (32): 422 naming grid" 422 "
 # the memory they took while handled goes back
 awk 'BEGIN { printf "{\"base\": {}, \"grid\": {"; n = 15; for (i = 0; n < 4194000; i++) { s = sprintf("%s\"a%d\": [0]", i ? "," : "", i); n += length(s); printf "%s", s }; print "}}" }' > "$t/wide.json"
 rss0=$(rss_mb)
+logged() { grep -c 'POST /v1/sweeps 422' "$t/server.log"; }
+n0=$(logged)
 CPIDS=()
 for i in 1 2 3 4 5 6; do
     curl -s -m "$WAIT_LIMIT" -o "$t/wide$i" -w '%{http_code}' -X POST "$B/v1/sweeps" \
@@ -132,6 +134,9 @@ for i in 1 2 3 4 5 6; do
     CPIDS+=($!)
 done
 wait "${CPIDS[@]}"
+# each request's log line comes once its memory is given back
+sweeps_logged() { [ "$(logged)" -ge $((n0 + 6)) ]; }
+await "the six requests logged" sweeps_logged
 codes=$(for f in "$t"/wide?.code; do echo "$(cat "$f")"; done | sort -u | paste -sd' ')
 rss1=$(rss_mb)
 echo "  RSS: ${rss0} MB before, ${rss1} MB after six 4 MiB sweep bodies of $(grep -o '"a[0-9]*"' "$t/wide.json" | wc -l) axes (peak $(rss_mb VmHWM) MB)"
