@@ -128,6 +128,8 @@ static int judge(const char *method, const struct buf *req, const struct buf *re
 static int has_header(const char *h, size_t n, const char *name)
 {
     size_t k = strlen(name);
+    if (!h)
+        return 0;
     for (const char *p = h, *end = h + n; p && p < end;) {
         if ((size_t)(end - p) > k && p[k] == ':' && !strncasecmp(p, name, k))
             return 1;
