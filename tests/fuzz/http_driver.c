@@ -152,12 +152,22 @@ static long path_id(const char *target, size_t tlen, const char *prefix)
     return i > k && id < MAX_IDS ? id : -1;
 }
 
-/* The rank a run's call speaks for: its body's "rank", its query's, or 0. */
+/* The digits at p, before end (neither input is NUL-terminated), as a rank. */
+static int digits(const char *p, const char *end)
+{
+    while (p < end && *p == ' ')
+        p++;
+    int r = 0;
+    for (; p < end && *p >= '0' && *p <= '9' && r < MAX_RANKS; p++)
+        r = r * 10 + (*p - '0');
+    return r < MAX_RANKS ? r : 0;
+}
+
+/* The rank a run's call speaks for: its query's "rank=", its body's, or 0. */
 static int call_rank(const char *target, size_t tlen, const char *body, size_t blen)
 {
     const char *q = memmem(target, tlen, "rank=", 5), *b = memmem(body, blen, "\"rank\":", 7);
-    int r = q ? atoi(q + 5) : b ? atoi(b + 7 + strspn(b + 7, " ")) : 0;
-    return r >= 0 && r < MAX_RANKS ? r : 0;
+    return q ? digits(q + 5, target + tlen) : b ? digits(b + 7, body + blen) : 0;
 }
 
 /* The secret line the request's target needs, as a worker sends it. */
