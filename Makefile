@@ -266,6 +266,12 @@ $(PREP_BENCHES): build/bench/%: build/rel/bench/%.o $(REL_PREP)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(PREP_LIBS)
 
+# a sweep's expansion in process: the server's own api/submit.c
+build/bench/bench_sweep: build/rel/bench/bench_sweep.o build/rel/api/submit.o \
+		$(call obj,rel,$(SPEC_SRC) $(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS)
+
 build/bench/%: build/rel/bench/%.o $(REL_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS)

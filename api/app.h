@@ -7,9 +7,11 @@
 #include <stddef.h>
 
 #include "api/prom.h"
+#include "api/submit.h"
 #include "schema/store.h"
 
 struct req;
+struct conn_guard;
 
 struct app {
     /* settings */
@@ -17,9 +19,9 @@ struct app {
     double lease_s;                      /* lease length; heartbeats extend it */
     double long_poll_max_s;              /* longest lease wait a worker may ask for */
     double request_deadline_s;           /* whole request, upload included */
+    const char *allowed_hosts;           /* names Host may say, comma-separated (browser.h) */
     size_t max_body;
-    int max_sweep;
-    int max_gang;                        /* the most GPUs one experiment may ask for */
+    struct submit_rules submit;          /* what a submission may ask (submit.h) */
     double rendezvous_s;                 /* how long a new gang has to meet */
     int log_requests;
     struct store *store;
@@ -39,6 +41,7 @@ struct app {
     struct req *waiters;                 /* suspended long-polls (leases, rendezvous) */
     int n_waiters;
     struct writes *writes;               /* the writing routes' threads (writes.h) */
+    struct conn_guard *guard;            /* connections before their headers (conn_guard.h) */
     int inflight;
     int store_pending;                   /* leases the store is yet to answer */
     struct http_stats stats;

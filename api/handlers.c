@@ -130,7 +130,7 @@ enum MHD_Result h_create_experiment(struct req *r, int64_t unused)
         return ret;
     struct submission s;
     struct spec_error err;
-    int ok = submission_from_json(body, r->app->max_gang, &s, &err) == 0;
+    int ok = submission_from_json(body, &r->app->submit, &s, &err) == 0;
     json_decref(body);
     if (!ok) {
         submission_free(&s);
@@ -164,7 +164,7 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
     struct submission *subs;
     int n;
     struct spec_error err;
-    if (sweep_expand(body, r->app->max_sweep, r->app->max_gang, &subs, &n, &err) != 0) {
+    if (sweep_expand(body, &r->app->submit, &subs, &n, &err) != 0) {
         json_decref(body);
         return reply_error(r, 422, "invalid_sweep", err.field, "%s", err.message);
     }

@@ -12,6 +12,7 @@ struct api_options {
     int threads;
     int write_threads;     /* writes.h */
     unsigned conn_limit, per_ip_limit, conn_timeout_s;
+    double header_deadline_s;  /* accepted (or a request ended) to the next headers (conn_guard.h) */
 };
 
 struct api_server;

@@ -8,6 +8,7 @@
 
 #include "common/path.h"
 #include "schema/replicates.h"
+#include "spec/footprint.h"
 #include "spec/data.h"
 
 static void set_err(struct spec_error *err, const char *field, const char *fmt, const char *arg)
@@ -27,20 +28,40 @@ static void model_label(const struct model_shape *m, char *out, size_t n)
         snprintf(out, n, "L%d-d%d", m->n_layers, m->dim);
 }
 
-int submission_from_json(json_t *spec, int max_gang, struct submission *s, struct spec_error *err)
+/* A model no GPU holds is refused here, not at a worker's allocation. */
+static int check_size(const struct job_spec *spec, double max_gib, struct spec_error *err)
+{
+    struct footprint f;
+    spec_footprint(spec, &f);
+    if (f.bytes <= max_gib * (1 << 30))
+        return 0;
+    snprintf(err->field, sizeof err->field, "model");
+    snprintf(err->message, sizeof err->message,
+             "a model of %.3g parameters needs at least %.4g GiB to train at train.micro_batch %d "
+             "x seq_len %d (weights, gradients, Adam's moments and activations): more than this "
+             "server's --max-model-gib %g",
+             f.params, f.bytes / (1 << 30), spec->train.micro_batch, spec->train.seq_len, max_gib);
+    return -1;
+}
+
+int submission_from_json(json_t *spec, const struct submit_rules *rules, struct submission *s,
+                         struct spec_error *err)
 {
     memset(s, 0, sizeof *s);
     int meta_vocab;
     if (spec_from_json(spec, &s->spec, err) != 0)
         return -1;
-    if (s->spec.gpus > max_gang) {
+    if (s->spec.gpus > rules->max_gang) {
         snprintf(err->field, sizeof err->field, "resources.gpus");
         snprintf(err->message, sizeof err->message,
                  "gpus %d is more than this server's largest gang (--max-gang %d)", s->spec.gpus,
-                 max_gang);
+                 rules->max_gang);
         return -1;
     }
-    if (spec_check_files(&s->spec, &meta_vocab, err) != 0)
+    if (data_roots_check(&rules->roots, s->spec.train_glob, "data.train", err) != 0 ||
+        data_roots_check(&rules->roots, s->spec.val_glob, "data.val", err) != 0 ||
+        spec_check_files(&s->spec, &meta_vocab, err) != 0 ||
+        (!s->spec.model_from_init && check_size(&s->spec, rules->max_model_gib, err) != 0))
         return -1;
     json_t *full = spec_to_json(&s->spec);
     s->spec_json = full ? json_dumps(full, JSON_COMPACT) : NULL;
@@ -109,13 +130,8 @@ static int set_path(json_t *obj, const char *path, json_t *value)
     return json_object_set(obj, key, value);
 }
 
-static size_t path_depth(const char *path)
-{
-    size_t dots = 0;
-    for (; *path; path++)
-        dots += *path == '.';
-    return dots;
-}
+/* Longer than any field's path ("norm.lns_sublayers"): set_path's buffer. */
+#define GRID_KEY_MAX 255
 
 /* A cell is named for its grid values, e.g. demo-lns-0.002, so that the
  * experiments of a sweep can be told apart in lists; characters a name may
@@ -184,7 +200,8 @@ static int stages_of(json_t *body, json_t **stages, struct spec_error *err)
  * after the cell, with the cell's seed, started from the stage before (its
  * init.from's id is the store's to write: the stage before has none yet). */
 static int stage_submission(json_t *stage, size_t k, const json_t *spec, const json_t *cell,
-                            int max_gang, struct submission *out, struct spec_error *err)
+                            const struct submit_rules *rules, struct submission *out,
+                            struct spec_error *err)
 {
     json_t *s = json_deep_copy(stage);
     const char *own = json_string_value(json_object_get(stage, "name"));
@@ -197,7 +214,7 @@ static int stage_submission(json_t *stage, size_t k, const json_t *spec, const j
               json_object_set_new(s, "init", json_pack("{s:{s:i}}", "from", "experiment", 1)) ||
               (seed && set_path(s, REPLICATE_KEY, seed));
     struct spec_error e;
-    if (bad || submission_from_json(s, max_gang, out, &e) != 0) {
+    if (bad || submission_from_json(s, rules, out, &e) != 0) {
         char *cj = json_dumps(cell, JSON_COMPACT);
         snprintf(err->field, sizeof err->field, "then[%zu]%s%.100s", k, bad || !e.field[0] ? "" : ".",
                  bad ? "" : e.field);
@@ -215,7 +232,58 @@ static int stage_submission(json_t *stage, size_t k, const json_t *spec, const j
     return 0;
 }
 
-int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **out, int *n,
+/* The sweep's own name, when it has one: a name as an experiment's is. */
+static int check_sweep_name(json_t *body, struct spec_error *err)
+{
+    json_t *name = json_object_get(body, "name");
+    if (!name)
+        return 0;
+    if (!json_is_string(name)) {
+        set_err(err, "name", "%s", "the sweep's name must be a string");
+        return -1;
+    }
+    size_t n = json_string_length(name);
+    if (n == 0 || n > 127 || strlen(json_string_value(name)) != n) {
+        snprintf(err->field, sizeof err->field, "name");
+        snprintf(err->message, sizeof err->message,
+                 "the sweep's name must be 1 to 127 bytes (not %zu)", n);
+        return -1;
+    }
+    return spec_check_name(json_string_value(name), "name", err);
+}
+
+/* A grid key as it is read: no longer than a field's path can be, its
+ * depth (dots) counted once. 0, or -1 with *err. */
+static int grid_key(const char *k, json_t *v, int cells, int per, int max_cells, size_t *depth,
+                    struct spec_error *err)
+{
+    size_t len = strlen(k);
+    char field[160];
+    snprintf(field, sizeof field, "grid.%.120s", k);
+    if (len > GRID_KEY_MAX) {
+        snprintf(err->field, sizeof err->field, "%.127s", field);
+        snprintf(err->message, sizeof err->message,
+                 "a grid key of %zu bytes is no field of the spec (a field's path has at most %d)",
+                 len, GRID_KEY_MAX);
+        return -1;
+    }
+    if (!json_is_array(v) || json_array_size(v) == 0) {
+        set_err(err, field, "%s must be a non-empty list of values", field);
+        return -1;
+    }
+    if ((long)cells * (long)json_array_size(v) * (long)per > max_cells) {
+        char lim[32];
+        snprintf(lim, sizeof lim, "%d", max_cells);
+        set_err(err, "grid", "the grid has more experiments (cells × stages) than the limit of %s", lim);
+        return -1;
+    }
+    *depth = 0;
+    for (const char *p = k; *p; p++)
+        *depth += *p == '.';
+    return 0;
+}
+
+int sweep_expand(json_t *body, const struct submit_rules *rules, struct submission **out, int *n,
                  struct spec_error *err)
 {
     *out = NULL;
@@ -241,43 +309,46 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
         set_err(err, "grid", "%s", "grid must be a non-empty object of value lists");
         return -1;
     }
+    if (check_sweep_name(body, err) != 0)
+        return -1;
+    size_t axes = json_object_size(grid);
+    if (axes > (size_t)rules->max_axes) {
+        snprintf(err->field, sizeof err->field, "grid");
+        snprintf(err->message, sizeof err->message,
+                 "the grid has %zu keys, more than this server's --max-sweep-axes %d", axes,
+                 rules->max_axes);
+        return -1;
+    }
     json_t *stages;
     if (stages_of(body, &stages, err))
         return -1;
-    size_t axes = json_object_size(grid), per = 1 + json_array_size(stages);
+    size_t per = 1 + json_array_size(stages);
     const char **keys = calloc(axes, sizeof *keys);
     json_t **vals = calloc(axes, sizeof *vals);
-    size_t *idx = calloc(axes, sizeof *idx), *order = calloc(axes, sizeof *order);
+    size_t *idx = calloc(axes, sizeof *idx), *order = calloc(axes, sizeof *order),
+           *depth = calloc(axes, sizeof *depth);
     struct submission *subs = NULL;
     int ret = -1, cells = 1;
-    if (!keys || !vals || !idx || !order) {
+    if (!keys || !vals || !idx || !order || !depth) {
         set_err(err, "", "%s", "out of memory");
         goto done;
     }
     size_t a = 0;
     json_object_foreach(grid, k, v) {
-        char field[160];
-        snprintf(field, sizeof field, "grid.%s", k);
-        if (!json_is_array(v) || json_array_size(v) == 0) {
-            set_err(err, field, "%s must be a non-empty list of values", field);
+        if (grid_key(k, v, cells, (int)per, rules->max_cells, &depth[a], err) != 0)
             goto done;
-        }
-        if ((long)cells * (long)json_array_size(v) * (long)per > max_cells) {
-            char lim[32];
-            snprintf(lim, sizeof lim, "%d", max_cells);
-            set_err(err, "grid", "the grid has more experiments (cells × stages) than the limit of %s",
-                    lim);
-            goto done;
-        }
         cells *= (int)json_array_size(v);
         keys[a] = k;
         vals[a++] = v;
     }
-    /* the axes by their paths' depth, stable: a section before its fields */
-    for (size_t depth = 0, n = 0; n < axes; depth++)
-        for (size_t j = 0; j < axes; j++)
-            if (path_depth(keys[j]) == depth)
-                order[n++] = j;
+    /* the axes by their paths' depth, stable (an insertion sort of at most
+     * --max-sweep-axes): a section before its fields */
+    for (size_t i = 0; i < axes; i++) {
+        size_t j = i;
+        for (; j > 0 && depth[order[j - 1]] > depth[i]; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
     subs = calloc((size_t)cells * per, sizeof *subs);
     if (!subs) {
         set_err(err, "", "%s", "out of memory");
@@ -306,7 +377,7 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
             bad = name_cell(spec, cell) != 0;
         struct spec_error e;
         struct submission *first = &subs[(size_t)c * per];
-        if (bad || submission_from_json(spec, max_gang, first, &e) != 0) {
+        if (bad || submission_from_json(spec, rules, first, &e) != 0) {
             char *cj = cell ? json_dumps(cell, JSON_COMPACT) : NULL;
             snprintf(err->field, sizeof err->field, "%s", bad ? "" : e.field);
             snprintf(err->message, sizeof err->message, "cell %.200s: %.300s", cj ? cj : "?",
@@ -320,7 +391,7 @@ int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **
         first->row.cell_json = first->cell_json;
         for (size_t k = 1; k < per; k++) {
             struct submission *sk = &first[k];
-            if (stage_submission(json_array_get(stages, k - 1), k - 1, spec, cell, max_gang, sk,
+            if (stage_submission(json_array_get(stages, k - 1), k - 1, spec, cell, rules, sk,
                                  err)) {
                 json_decref(spec);
                 json_decref(cell);
@@ -349,5 +420,6 @@ done:
     free(vals);
     free(idx);
     free(order);
+    free(depth);
     return ret;
 }

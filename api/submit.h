@@ -10,9 +10,18 @@
 #include <jansson.h>
 
 #include "schema/store.h"
+#include "spec/data_roots.h"
 #include "spec/spec.h"
 
 /* A validated spec with the strings a queue row points into. */
+/* What a server allows a submission (its settings). */
+struct submit_rules {
+    int max_gang;              /* GPUs of one experiment, at most (--max-gang) */
+    int max_cells, max_axes;   /* a sweep's cells and grid keys (--max-sweep, --max-sweep-axes) */
+    double max_model_gib;      /* a model's memory at its batch (--max-model-gib) */
+    struct data_roots roots;   /* where its data may lie (--data-root, --max-data-files) */
+};
+
 struct submission {
     struct job_spec spec;
     char *spec_json;      /* complete spec, every default explicit (owned) */
@@ -22,16 +31,18 @@ struct submission {
     struct new_experiment row;
 };
 
-/* 0, or -1 with *err naming the field; a spec asking for more than max_gang
- * GPUs is refused (the server's --max-gang). */
-int submission_from_json(json_t *spec, int max_gang, struct submission *s, struct spec_error *err);
+/* 0, or -1 with *err naming the field: a spec asking for more GPUs, more
+ * memory or other data than the rules allow is refused. */
+int submission_from_json(json_t *spec, const struct submit_rules *rules, struct submission *s,
+                         struct spec_error *err);
 void submission_free(struct submission *s);
 
-/* Expands {"base", "grid", "then"?} into *n checked submissions (caller
- * frees with submissions_free), every cell followed by its later stages
- * (then: a spec, or a list of them, each started from the stage before's
- * final checkpoint). -1 with *err naming the field. */
-int sweep_expand(json_t *body, int max_cells, int max_gang, struct submission **out, int *n,
+/* Expands {"base", "grid", "name"?, "then"?} into *n checked submissions
+ * (caller frees with submissions_free), in time linear in the body (each
+ * grid key is checked as it is read), every cell followed by its later
+ * stages (then: a spec, or a list of them, each started from the stage
+ * before's final checkpoint). -1 with *err naming the field. */
+int sweep_expand(json_t *body, const struct submit_rules *rules, struct submission **out, int *n,
                  struct spec_error *err);
 void submissions_free(struct submission *s, int n);
 

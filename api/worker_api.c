@@ -8,7 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/auth.h"
 #include "common/device_name.h"
+
+/* How long the strings a worker sends may be: a name is shown in every
+ * listing, a reason and a log line are stored and shown by the CLI and the
+ * dashboard (cod-worker cuts its log lines to fit). */
+enum { NAME_MAX_BYTES = 255, REASON_MAX_BYTES = 4096, LOG_LINE_MAX_BYTES = 16384 };
 
 static enum MHD_Result lost(struct req *r, int64_t run)
 {
@@ -38,6 +44,21 @@ static int rank_of(struct req *r, json_t *b, int *rank, enum MHD_Result *ret)
     return 0;
 }
 
+/* Why a worker's name or host may not be kept, or NULL: every listing
+ * shows it and a shell may read it, so it is bounded, holds no control
+ * character (C0, DEL, C1) and does not start as a flag does. */
+static const char *bad_label(const char *s)
+{
+    if (strlen(s) > NAME_MAX_BYTES)
+        return "must be at most 255 bytes";
+    if (s[0] == '-')
+        return "must not start with '-'";
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return "must hold no control characters";
+    return NULL;
+}
+
 enum MHD_Result h_register(struct req *r, int64_t unused)
 {
     (void)unused;
@@ -62,6 +83,7 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
                 len--;
         snprintf(host_name, sizeof host_name, "%.*s", (int)len, n);
     }
+    const char *bad_name = n ? bad_label(n) : NULL, *bad_host = h ? bad_label(h) : NULL;
     /* The registry keeps the kind: a cuda:N worker is a cuda worker. */
     const char *d = json_string_value(dev), *device = NULL;
     struct device_name dn;
@@ -71,9 +93,13 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     else if (name && !json_is_string(name))
         ret = reply_error(r, 422, "invalid", "name", "name must be a string");
+    else if (bad_name)
+        ret = reply_error(r, 422, "invalid", "name", "name %s", bad_name);
     else if (host && (!h || !*h || strlen(h) >= sizeof host_name))
         ret = reply_error(r, 422, "invalid", "host", "host must be a non-empty string of at most %d bytes",
                           (int)sizeof host_name - 1);
+    else if (bad_host)
+        ret = reply_error(r, 422, "invalid", "host", "host %s", bad_host);
     else if (!device)
         ret = reply_error(r, 422, "invalid", "device", "device must be \"cpu\" or \"cuda\"");
     else if (cap && (!json_is_integer(cap) || json_integer_value(cap) < 1 ||
@@ -81,12 +107,15 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
         ret = reply_error(r, 422, "invalid", "capacity", "capacity must be an integer in [1, 65536]");
     else {
         int64_t id;
+        char secret[STORE_SECRET_SIZE];
         int rc = store_register_worker(r->app->store, name ? json_string_value(name) : "", device,
-                                       cap ? (int)json_integer_value(cap) : 1, host_name, &id);
+                                       cap ? (int)json_integer_value(cap) : 1, host_name, &id,
+                                       secret);
         ret = rc != ST_OK ? reply_store(r, rc, "worker")
-                          : reply_json(r, 201, json_pack("{s:I,s:f,s:f}", "id", (json_int_t)id,
-                                                         "lease_seconds", r->app->lease_s,
-                                                         "heartbeat_seconds", r->app->lease_s / 3));
+                          : reply_json(r, 201, json_pack("{s:I,s:s,s:f,s:f}", "id", (json_int_t)id,
+                                                         "secret", secret, "lease_seconds",
+                                                         r->app->lease_s, "heartbeat_seconds",
+                                                         r->app->lease_s / 3));
     }
     json_decref(b);
     return ret;
@@ -95,10 +124,10 @@ enum MHD_Result h_register(struct req *r, int64_t unused)
 /* The lease answer: its fields, then the stored spec spliced in as it is. */
 static enum MHD_Result reply_lease(struct req *r, struct lease *l)
 {
-    json_t *fields = json_pack("{s:I,s:I,s:i,s:f,s:i,s:i}", "run", (json_int_t)l->run,
+    json_t *fields = json_pack("{s:I,s:I,s:i,s:f,s:i,s:i,s:s}", "run", (json_int_t)l->run,
                                "experiment", (json_int_t)l->experiment, "attempt", l->attempt,
                                "lease_seconds", l->lease_s, "rank", l->rank, "world_size",
-                               l->world_size);
+                               l->world_size, "secret", l->secret);
     char *head = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
     json_decref(fields);
     static const char key[] = ",\"spec\":";
@@ -150,7 +179,9 @@ enum MHD_Result h_lease(struct req *r, int64_t worker)
     if (r->poll_deadline != 0 && !r->lease_ready && client_gone(r))
         return MHD_NO;
     if (r->poll_deadline == 0) {
-        /* first pass: read how long the worker is willing to wait */
+        /* first pass: the worker's own, and how long it is willing to wait */
+        if (auth_worker_secret(r, worker, &ret) != 0)
+            return ret;
         json_t *b = body_object(r, 1, &ret);
         if (!b)
             return ret;
@@ -222,7 +253,7 @@ enum MHD_Result h_worker_offline(struct req *r, int64_t worker)
     if (bad)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     json_decref(b);
-    if (bad)
+    if (bad || auth_worker_secret(r, worker, &ret) != 0)
         return ret;
     int rc = store_worker_offline(r->app->store, worker);
     if (rc != ST_OK)
@@ -245,7 +276,7 @@ enum MHD_Result h_heartbeat(struct req *r, int64_t run)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
     else if (step && (!json_is_integer(step) || json_integer_value(step) < 0))
         ret = reply_error(r, 422, "invalid", "step", "step must be an integer >= 0");
-    else if (rank_of(r, b, &rank, &ret) == 0) {
+    else if (rank_of(r, b, &rank, &ret) == 0 && auth_lease_secret(r, run, rank, &ret) == 0) {
         int cancel;
         int rc = store_heartbeat(r->app->store, run, rank, step ? (long)json_integer_value(step) : 0,
                                  r->app->lease_s, &cancel);
@@ -327,6 +358,12 @@ static int parse_batch(json_t *b, struct metric_point **pts, int *n, struct log_
             snprintf(msg, mlen, "%s must be {\"seq\": integer, \"line\": string}", field);
             return -1;
         }
+        if (json_string_length(line) > LOG_LINE_MAX_BYTES) {
+            snprintf(field, flen, "logs[%zu].line", i);
+            snprintf(msg, mlen, "%s is %zu bytes, more than a line's %d", field,
+                     json_string_length(line), LOG_LINE_MAX_BYTES);
+            return -1;
+        }
         (*lines)[i] = (struct log_line){(long)json_integer_value(seq), json_string_value(line)};
     }
     *n = (int)np;
@@ -347,6 +384,8 @@ static enum MHD_Result report(struct req *r, int64_t run, const char *const *all
     char field[64] = "", msg[256];
     if (bad)
         ret = reply_error(r, 422, "invalid", bad, "unknown field \"%s\"", bad);
+    else if (auth_lease_secret(r, run, 0, &ret) != 0)
+        ; /* rank 0 sends a run's points and lines */
     else if (parse_batch(b, &pts, &n, &lines, &nl, field, sizeof field, msg, sizeof msg) != 0)
         ret = reply_error(r, 422, "invalid", field[0] ? field : NULL, "%s", msg);
     else {
@@ -408,11 +447,14 @@ enum MHD_Result h_finish(struct req *r, int64_t run)
                           "outcome must be succeeded, failed, cancelled or released");
     else if (reason && !json_is_string(reason))
         ret = reply_error(r, 422, "invalid", "reason", "reason must be a string");
+    else if (reason && json_string_length(reason) > REASON_MAX_BYTES)
+        ret = reply_error(r, 422, "invalid", "reason", "reason is %zu bytes, more than %d",
+                          json_string_length(reason), REASON_MAX_BYTES);
     else if (points && (!json_is_integer(points) || json_integer_value(points) < 0))
         ret = reply_error(r, 422, "invalid", "points", "points must be an integer >= 0");
     else if (retry && !json_is_boolean(retry))
         ret = reply_error(r, 422, "invalid", "retry", "retry must be true or false");
-    else if (rank_of(r, b, &rank, &ret) == 0) {
+    else if (rank_of(r, b, &rank, &ret) == 0 && auth_lease_secret(r, run, rank, &ret) == 0) {
         long want = points ? (long)json_integer_value(points) : 0;
         struct points_held held;
         struct finish f = {run, rank, outcome, json_string_value(reason), want,
@@ -454,7 +496,7 @@ enum MHD_Result h_rendezvous_post(struct req *r, int64_t run)
     else if (!id || !*id || strlen(id) > 1400 || id[bad_char])
         ret = reply_error(r, 422, "invalid", "id",
                           "id must be the communicator's id in base64 (at most 1 KiB of it)");
-    else if (rank_of(r, b, &rank, &ret) == 0) {
+    else if (rank_of(r, b, &rank, &ret) == 0 && auth_lease_secret(r, run, rank, &ret) == 0) {
         if (rank != 0) {
             ret = reply_error(r, 422, "invalid", "rank", "only rank 0 posts the rendezvous id");
         } else {
@@ -476,11 +518,16 @@ enum MHD_Result h_rendezvous_post(struct req *r, int64_t run)
 enum MHD_Result h_rendezvous_get(struct req *r, int64_t run)
 {
     if (r->poll_deadline == 0) {
+        enum MHD_Result ret;
+        long rank;
         const char *w = query_str(r, "wait");
         char *end = NULL;
         double wait = w ? strtod(w, &end) : 0;
         if (w && (!*w || *end || !(wait >= 0)))
             return reply_error(r, 400, "bad_query", "wait", "wait must be a number of seconds >= 0");
+        if (query_long(r, "rank", 0, 0, GANG_MAX - 1, &rank, &ret) != 0 ||
+            auth_lease_secret(r, run, (int)rank, &ret) != 0)
+            return ret;
         if (wait > r->app->long_poll_max_s)
             wait = r->app->long_poll_max_s;
         r->poll_deadline = store_now() + wait;

@@ -114,6 +114,8 @@ struct conn {
     enum phase phase;
     enum ep pending;
     int dash_stage;
+    /* its secrets' header lines: the worker's, its run's (docs/api.md) */
+    char wsecret[96], lsecret[96];
     /* the request and its answer */
     char out[16384];
     size_t out_len, out_off;
@@ -187,13 +189,19 @@ static struct conn *heap_pop(void)
     return c;
 }
 
+/* A request, with the secret its path needs as a worker sends it: its
+ * own for /v1/workers/{id}/..., its run's for /v1/runs/{run}/... */
 static void send_req(struct conn *c, enum ep e, const char *method, const char *path,
                      const char *body)
 {
     size_t blen = body ? strlen(body) : 0;
+    const char *secret = !strncmp(path, "/v1/runs/", 9)                                 ? c->lsecret
+                         : !strncmp(path, "/v1/workers/", 12) && strcmp(path + 12, "register") ? c->wsecret
+                                                                                           : "";
     int n = snprintf(c->out, sizeof c->out,
-                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n%s", method,
-                     path, blen, body ? body : "");
+                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%sContent-Length: %zu\r\n\r\n%s",
+                     method, path, body ? "Content-Type: application/json\r\n" : "", secret, blen,
+                     body ? body : "");
     if (n < 0 || (size_t)n >= sizeof c->out) {
         fprintf(stderr, "fleet: a request larger than its buffer\n");
         exit(1);
@@ -307,6 +315,7 @@ static void worker_done(struct conn *c, int status, const char *body)
     case E_REGISTER:
         /* its first lease waits for its slot (main) */
         c->id = json_long(body, "id");
+        secret_line(body, "Cod-Worker-Secret", c->wsecret, sizeof c->wsecret);
         c->phase = LEASE;
         registered++;
         return;
@@ -314,6 +323,7 @@ static void worker_done(struct conn *c, int status, const char *body)
         if (status == 200) {
             c->run = json_long(body, "run");
             c->exp = json_long(body, "experiment");
+            secret_line(body, "Cod-Lease-Secret", c->lsecret, sizeof c->lsecret);
             c->sent_idx = track_run(c->exp);
             c->phase = RUNNING;
             c->beat = 0;

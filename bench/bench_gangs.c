@@ -29,6 +29,7 @@ static long json_int(const char *body, const char *key)
 struct worker {
     long id;
     int fd;
+    char secret[96];  /* its secret's header line */
     long run, rank;   /* of the lease it got */
     double answered;  /* when its lease came */
     int failed;
@@ -41,7 +42,8 @@ static void *lease_once(void *arg)
     char path[64], buf[1 << 16], *body;
     snprintf(path, sizeof path, "/v1/workers/%ld/lease", w->id);
     for (;;) {
-        int st = roundtrip(w->fd, "POST", path, "{\"wait\":30}", buf, sizeof buf, &body);
+        int st = roundtrip_h(w->fd, "POST", path, w->secret, "{\"wait\":30}", buf, sizeof buf,
+                             &body);
         if (st == 204)
             continue;
         w->answered = now();
@@ -112,6 +114,7 @@ int main(int argc, char **argv)
             return 1;
         }
         w[i].id = json_int(body, "id");
+        secret_line(body, "Cod-Worker-Secret", w[i].secret, sizeof w[i].secret);
     }
 
     /* 1. throughput: every worker at once, WORKERS/GANG gangs queued */
@@ -149,8 +152,10 @@ int main(int argc, char **argv)
             if (roundtrip(ctl, "POST", "/v1/workers/register", reg, buf, sizeof buf, &body) != 201 ||
                 (m[i].fd = dial(port)) < 0)
                 ok = 0;
-            else
+            else {
                 m[i].id = json_int(body, "id");
+                secret_line(body, "Cod-Worker-Secret", m[i].secret, sizeof m[i].secret);
+            }
         }
         ok = ok && m && submit(ctl, spec, buf, sizeof buf) == 0;
         for (int i = 0; ok && i < gang - 1; i++)

@@ -24,6 +24,7 @@ enum { WAIT_S = 30, SUBMISSIONS = 10 };
 
 struct poll_conn {
     int fd, worker;
+    char secret[96];  /* the worker's secret's header line */
     size_t got;
     char in[1 << 14];
 };
@@ -31,7 +32,7 @@ struct poll_conn {
 static int ask(struct poll_conn *c)
 {
     c->got = 0;
-    return send_lease(c->fd, c->worker, WAIT_S);
+    return send_lease(c->fd, c->worker, c->secret, WAIT_S);
 }
 
 /* The status of c's answer once it is whole, 0 while it is not, -1 on a
@@ -111,6 +112,7 @@ int main(int argc, char **argv)
         }
         char *id = strstr(body, "\"id\":");
         c[i].worker = id ? atoi(id + 5) : -1;
+        secret_line(body, "Cod-Worker-Secret", c[i].secret, sizeof c[i].secret);
         c[i].fd = dial(port);
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c[i]};
         if (c[i].fd < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, c[i].fd, &ev) != 0 || ask(&c[i]) != 0) {

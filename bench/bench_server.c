@@ -25,6 +25,7 @@ static double seconds = 5;
 
 struct job {
     const char *method, *path;
+    const char *headers;  /* the run's secret, for ingest */
     const char *body;
     long n;              /* completed requests */
     long errors;
@@ -103,7 +104,7 @@ static void *ingest_loop(void *arg)
                                     "%s{\"step\":%ld,\"name\":\"train/loss\",\"value\":%.4f}",
                                     k ? "," : "", j->first_step + b * 1000 + k, 3.0 + k * 1e-4);
         snprintf(body + off, cap - off, "]}");
-        if (roundtrip(fd, "POST", path, body, buf, sizeof buf, NULL) != 200)
+        if (roundtrip_h(fd, "POST", path, j->headers, body, buf, sizeof buf, NULL) != 200)
             j->errors++;
         j->n++;
     }
@@ -133,6 +134,7 @@ static void *submit_loop(void *arg)
 struct lconn {
     int fd;
     const int *workers;
+    char (*secrets)[96];  /* each worker's secret's header line */
     int n_workers, k, slot;
     long leases;
     size_t got;
@@ -143,7 +145,7 @@ struct lconn {
 static int lconn_ask(struct lconn *c)
 {
     c->got = 0;
-    return send_lease(c->fd, c->workers[c->k], 0);
+    return send_lease(c->fd, c->workers[c->k], c->secrets[c->k], 0);
 }
 
 /* Reads what has come of c's answer: 1 when c is done (all its workers
@@ -173,7 +175,7 @@ static int lconn_read(struct lconn *c)
  * One thread drives every connection (epoll), as the fleet simulator does,
  * so that the client's thread switches do not take the cores from the
  * server. */
-static long lease_phase(const int *workers, int n, int conns)
+static long lease_phase(const int *workers, char (*secrets)[96], int n, int conns)
 {
     struct lconn *c = calloc((size_t)conns, sizeof *c);
     int ep = epoll_create1(0), open = 0;
@@ -187,7 +189,8 @@ static long lease_phase(const int *workers, int n, int conns)
     double t0 = now();
     for (int i = 0; i < conns; i++) {
         int lo = (int)((long)n * i / conns), hi = (int)((long)n * (i + 1) / conns);
-        c[i] = (struct lconn){.fd = dial(port), .workers = workers + lo, .n_workers = hi - lo};
+        c[i] = (struct lconn){.fd = dial(port), .workers = workers + lo, .secrets = secrets + lo,
+                              .n_workers = hi - lo};
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &c[i]};
         if (c[i].fd < 0 || c[i].n_workers == 0 || epoll_ctl(ep, EPOLL_CTL_ADD, c[i].fd, &ev) != 0 ||
             lconn_ask(&c[i]) != 0)
@@ -262,19 +265,22 @@ int main(int argc, char **argv)
     roundtrip(fd, "POST", "/v1/workers/register", "{\"device\":\"cpu\",\"capacity\":65536}", buf,
               sizeof buf, &body);
     int w = json_int(body, "id");
-    char lp[64];
+    char lp[64], wsecret[96], rsecret[96];
+    secret_line(body, "Cod-Worker-Secret", wsecret, sizeof wsecret);
     snprintf(lp, sizeof lp, "/v1/workers/%d/lease", w);
-    if (roundtrip(fd, "POST", lp, "{\"wait\":1}", buf, sizeof buf, &body) != 200) {
+    if (roundtrip_h(fd, "POST", lp, wsecret, "{\"wait\":1}", buf, sizeof buf, &body) != 200) {
         fprintf(stderr, "bench_server: lease failed\n");
         return 1;
     }
     int run = json_int(body, "run");
+    secret_line(body, "Cod-Lease-Secret", rsecret, sizeof rsecret);
     enum { INGEST_CONNS = 4 };
     struct job ij[INGEST_CONNS];
     pthread_t it[INGEST_CONNS];
     double t0 = now();
     for (int i = 0; i < INGEST_CONNS; i++) {
-        ij[i] = (struct job){.run = run, .batches = 50, .first_step = i * 1000000};
+        ij[i] = (struct job){.run = run, .headers = rsecret, .batches = 50,
+                             .first_step = i * 1000000};
         pthread_create(&it[i], NULL, ingest_loop, &ij[i]);
     }
     long batches = 0, errors = 0;
@@ -313,6 +319,7 @@ int main(int argc, char **argv)
     /* every worker registered before the clock starts */
     enum { N_WORKERS = N_LEASE / SLOTS };
     static int workers[N_WORKERS];
+    static char secrets[N_WORKERS][96];
     char reg[64];
     snprintf(reg, sizeof reg, "{\"device\":\"cpu\",\"capacity\":%d}", SLOTS);
     for (int i = 0; i < N_WORKERS; i++) {
@@ -321,10 +328,12 @@ int main(int argc, char **argv)
             return 1;
         }
         workers[i] = json_int(body, "id");
+        secret_line(body, "Cod-Worker-Secret", secrets[i], sizeof secrets[i]);
     }
     /* half the workers lease at 32 connections, the other half at 128 */
-    long leases = lease_phase(workers, N_WORKERS / 2, 32) +
-                  lease_phase(workers + N_WORKERS / 2, N_WORKERS - N_WORKERS / 2, 128);
+    long leases = lease_phase(workers, secrets, N_WORKERS / 2, 32) +
+                  lease_phase(workers + N_WORKERS / 2, secrets + N_WORKERS / 2,
+                              N_WORKERS - N_WORKERS / 2, 128);
     close(fd);
     return leases == submitted ? 0 : 1;
 }

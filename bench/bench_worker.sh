@@ -32,7 +32,7 @@ for i in 1 2 3 4 5; do
     spec=$(edit "s.name = 'latency-$i'; s.train.steps = 2; s.train.warmup = 1; s.eval.every = 0; s.stats.every = 0")
     sleep 0.5 # the worker is back in its long-poll
     t0=$(date +%s.%N)
-    id=$(curl -s -X POST "$B/v1/experiments" --data-binary "$spec" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
+    id=$(curl -s -X POST "$B/v1/experiments" -H 'Content-Type: application/json' --data-binary "$spec" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
     wait_ended "$id"
     lease=$(ts "$(grep "\[exp $id\] leased run" "$out/worker.log" | cut -d' ' -f1)")
     first=$(ts "$(grep "\[exp $id\] first update done" "$out/worker.log" | cut -d' ' -f1)")
@@ -49,7 +49,7 @@ for round in 1 2 3; do
     rm -rf "$out/train-$round"
     bin/cod-train "$out/tp.json" --out "$out/train-$round" --progress-seconds 60 >/dev/null
     a=$(rate "$out/train-$round/metrics.jsonl")
-    id=$(curl -s -X POST "$B/v1/experiments" --data-binary @"$out/tp.json" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
+    id=$(curl -s -X POST "$B/v1/experiments" -H 'Content-Type: application/json' --data-binary @"$out/tp.json" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
     wait_ended "$id"
     b=$(rate "$out/work/experiments/$id/metrics.jsonl")
     echo "  round $round: cod-train $a tok/s, cod-worker $b tok/s, ratio $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.3f", b / a}')" | tee -a "$out/throughput.txt"

@@ -38,16 +38,18 @@ static int dial(int port)
     return fd;
 }
 
-/* One request on a keep-alive connection; returns the status, the body in
- * *body (static per thread buffer), or -1. */
-static int roundtrip(int fd, const char *method, const char *path, const char *body, char *buf,
-                     size_t cap, char **resp_body)
+/* One request on a keep-alive connection, with extra header lines
+ * ("Name: value\r\n" each, or NULL); returns the status, the body in
+ * *body (static per thread buffer), or -1. A body goes as JSON. */
+static int roundtrip_h(int fd, const char *method, const char *path, const char *headers,
+                       const char *body, char *buf, size_t cap, char **resp_body)
 {
-    char head[512];
+    char head[768];
     size_t blen = body ? strlen(body) : 0;
     int hl = snprintf(head, sizeof head,
-                      "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %zu\r\n\r\n", method,
-                      path, blen);
+                      "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%s%sContent-Length: %zu\r\n\r\n",
+                      method, path, body ? "Content-Type: application/json\r\n" : "",
+                      headers ? headers : "", blen);
     /* head and body in one segment, as an HTTP client library sends a
      * small request: two would cost the server a second wake-up */
     struct iovec iov[2] = {{head, (size_t)hl}, {(void *)body, blen}};
@@ -91,6 +93,23 @@ static int roundtrip(int fd, const char *method, const char *path, const char *b
     return status;
 }
 
+static int roundtrip(int fd, const char *method, const char *path, const char *body, char *buf,
+                     size_t cap, char **resp_body)
+{
+    return roundtrip_h(fd, method, path, NULL, body, buf, cap, resp_body);
+}
+
+/* The header line that carries the secret of an answer (a registration's
+ * or a lease's: docs/api.md) as name, "Name: SECRET\r\n", into line (n
+ * bytes); "" when the answer has none. */
+static inline void secret_line(const char *answer, const char *name, char *line, size_t n)
+{
+    const char *p = strstr(answer, "\"secret\":\"");
+    const char *end = p ? strchr(p + 10, '"') : NULL;
+    if (!end || snprintf(line, n, "%s: %.*s\r\n", name, (int)(end - p - 10), p + 10) >= (int)n)
+        line[0] = 0;
+}
+
 /* What has come of one answer, in[0..len) (in has room for a NUL after
  * it): 1 with its status, and its body where body is not NULL, once its
  * head and Content-Length bytes are in; 0 while they are not. */
@@ -122,17 +141,17 @@ static inline size_t read_spec(const char *path, char *buf, size_t cap)
     return n;
 }
 
-/* A lease request for worker, waiting up to wait s, sent without waiting
- * for its answer (the caller reads it: an epoll loop drives many): 0, or
- * -1. */
-static inline int send_lease(int fd, int worker, int wait)
+/* A lease request for worker, with its secret's header line, waiting up
+ * to wait s, sent without waiting for its answer (the caller reads it: an
+ * epoll loop drives many): 0, or -1. */
+static inline int send_lease(int fd, int worker, const char *secret, int wait)
 {
-    char body[32], req[256];
+    char body[32], req[384];
     int bl = snprintf(body, sizeof body, "{\"wait\":%d}", wait);
     int n = snprintf(req, sizeof req,
                      "POST /v1/workers/%d/lease HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     "Content-Length: %d\r\n\r\n%s",
-                     worker, bl, body);
+                     "Content-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s",
+                     worker, secret, bl, body);
     for (int off = 0; off < n;) {
         ssize_t w = write(fd, req + off, (size_t)(n - off));
         if (w <= 0)

@@ -19,6 +19,9 @@
 #  4. cod-worker: submission to first update, tokens/s against cod-train
 #     (bench_worker.sh).
 #  5. cod-server: GET/s, p50/p99, metric points/s, leases/s (bench_server);
+#     a sweep's expansion for a grid key of 80,000 dots and more
+#     (bench_sweep), and the server's memory around six 4 MiB sweep bodies
+#     (bench/sweep_memory.sh);
 #     gang leases/s with 1000 simulated workers and the last member's wait
 #     for its gang (bench_gangs); with group commit off too; what 5000
 #     workers long-polling an empty queue cost it, and what a submission
@@ -109,6 +112,11 @@ echo "-- the same without group commit (--group-commit 0)"
 server_up --group-commit 0
 build/bench/bench_server "$port" "$sd/spec.json" 10 | tee "$out/server-no-gc.txt"
 server_down
+
+echo
+echo "== a sweep's expansion: one grid key of N dots, in process (bench_sweep), and six 4 MiB bodies against the server =="
+build/bench/bench_sweep | tee "$out/sweep.txt"
+bench/sweep_memory.sh | tee -a "$out/sweep.txt"
 
 echo
 echo "== gangs: 1000 simulated cuda workers, gangs of 8 (bench_gangs) =="

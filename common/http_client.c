@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct http_client {
     CURL *curl;
@@ -78,6 +79,38 @@ int http_client_add_header(struct http_client *c, const char *line, char *err, s
         return -1;
     }
     c->headers = h;
+    return 0;
+}
+
+int http_client_set_header(struct http_client *c, const char *name, const char *value, char *err,
+                           size_t errlen)
+{
+    size_t n = strlen(name);
+    struct curl_slist *kept = NULL;
+    char *line = NULL;
+    int ok = !value || asprintf(&line, "%s: %s", name, value) >= 0;
+    for (struct curl_slist *h = c->headers; ok && h; h = h->next) {
+        if (!strncasecmp(h->data, name, n) && h->data[n] == ':')
+            continue;
+        struct curl_slist *more = curl_slist_append(kept, h->data);
+        ok = more != NULL;
+        if (ok)
+            kept = more;
+    }
+    if (ok && line) {
+        struct curl_slist *more = curl_slist_append(kept, line);
+        ok = more != NULL;
+        if (ok)
+            kept = more;
+    }
+    free(line);
+    if (!ok) {
+        curl_slist_free_all(kept);
+        snprintf(err, errlen, "out of memory setting the %s header", name);
+        return -1;
+    }
+    curl_slist_free_all(c->headers);
+    c->headers = kept;
     return 0;
 }
 

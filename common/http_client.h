@@ -31,6 +31,12 @@ void http_client_free(struct http_client *c);
  * (out of memory) with err. */
 int http_client_add_header(struct http_client *c, const char *line, char *err, size_t errlen);
 
+/* Sets the header name to value on every later request, replacing the
+ * line of that name it had; a NULL value drops it. 0, or -1 (out of
+ * memory) with err. */
+int http_client_set_header(struct http_client *c, const char *name, const char *value, char *err,
+                           size_t errlen);
+
 /* While *flag is nonzero, requests in flight on c give up at once (-1, err
  * "interrupted"): a stopping worker does not sit out a long-poll. */
 void http_client_set_abort(struct http_client *c, volatile const int *flag);

@@ -17,9 +17,14 @@ const char config_usage[] =
     "                  [--max-sweep N] [--max-gang N] [--rendezvous-seconds S]\n"
     "                  [--lock-timeout S] [--group-commit 0|1]\n"
     "                  [--conn-limit N] [--per-ip-limit N] [--conn-timeout S]\n"
-    "                  [--grace-seconds S] [--log-requests 0|1] [--check-db] [--routes]\n"
+    "                  [--grace-seconds S] [--log-requests 0|1] [--header-deadline S]\n"
+    "                  [--allowed-hosts NAME,...] [--data-root DIR]... [--max-data-files N]\n"
+    "                  [--max-sweep-axes N] [--max-model-gib G] [--check-db] [--routes]\n"
     "Every setting also reads from the config file (name = value) and from\n"
     "COD_<NAME> in the environment (e.g. COD_TOKEN); flags win over both.\n"
+    "--allowed-hosts and --data-root add up within one of the three (in the\n"
+    "environment: COD_ALLOWED_HOSTS=a,b, COD_DATA_ROOT=dir1:dir2); the default\n"
+    "data root is var/data. docs/api.md says what each setting guards.\n"
     "--check-db prints PRAGMA integrity_check and exits; --routes prints every\n"
     "route (method, path, the token it needs) and exits.\n";
 
@@ -75,6 +80,50 @@ static int text(const char *name, const char *v, char *dst, size_t n, char *err,
     return 0;
 }
 
+/* Names Host may say: comma-separated, each a host name (letters, digits,
+ * '-', '.'), added to the list. */
+static int add_hosts(struct config *c, const char *v, char *err, size_t errlen)
+{
+    if (c->hosts_layer != c->layer)
+        c->allowed_hosts[0] = 0;
+    c->hosts_layer = c->layer;
+    for (const char *p = v; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("-.,", *p)) {
+            snprintf(err, errlen, "allowed-hosts: \"%s\" is not a list of host names", v);
+            return -1;
+        }
+    size_t have = strlen(c->allowed_hosts);
+    if (have + 1 + strlen(v) >= sizeof c->allowed_hosts) {
+        snprintf(err, errlen, "allowed-hosts: too long");
+        return -1;
+    }
+    snprintf(c->allowed_hosts + have, sizeof c->allowed_hosts - have, "%s%s", have ? "," : "", v);
+    return 0;
+}
+
+/* A directory submitted data may lie under, added to the list; in the
+ * environment several, separated by ':'. */
+static int add_roots(struct config *c, const char *v, int split, char *err, size_t errlen)
+{
+    if (c->roots_layer != c->layer)
+        c->n_data_roots = 0;
+    c->roots_layer = c->layer;
+    while (*v) {
+        size_t len = split ? strcspn(v, ":") : strlen(v);
+        if (len) {
+            if (c->n_data_roots == CONFIG_MAX_ROOTS || len >= sizeof c->data_roots[0]) {
+                snprintf(err, errlen, "data-root: at most %d roots of %zu bytes each",
+                         CONFIG_MAX_ROOTS, sizeof c->data_roots[0] - 1);
+                return -1;
+            }
+            memcpy(c->data_roots[c->n_data_roots], v, len);
+            c->data_roots[c->n_data_roots++][len] = 0;
+        }
+        v += len + (v[len] == ':');
+    }
+    return 0;
+}
+
 /* Applies one setting by name. */
 static int set(struct config *c, const char *name, const char *v, char *err, size_t errlen)
 {
@@ -96,6 +145,10 @@ static int set(struct config *c, const char *name, const char *v, char *err, siz
         return text(name, v, c->worker_token, sizeof c->worker_token, err, errlen);
     if (!strcmp(name, "port-file"))
         return text(name, v, c->port_file, sizeof c->port_file, err, errlen);
+    if (!strcmp(name, "allowed-hosts"))
+        return add_hosts(c, v, err, errlen);
+    if (!strcmp(name, "data-root"))
+        return add_roots(c, v, c->layer == 2, err, errlen);
     NUM("lease-seconds", 0.1, 86400, lease_s, double)
     NUM("reap-seconds", 0.01, 3600, reap_interval_s, double)
     NUM("long-poll-max", 0, 300, long_poll_max_s, double)
@@ -114,6 +167,10 @@ static int set(struct config *c, const char *name, const char *v, char *err, siz
     NUM("conn-timeout", 1, 3600, conn_timeout_s, unsigned)
     NUM("log-requests", 0, 1, log_requests, int)
     NUM("group-commit", 0, 1, group_commit, int)
+    NUM("header-deadline", 0.1, 3600, header_deadline_s, double)
+    NUM("max-data-files", 1, 1000000, max_data_files, int)
+    NUM("max-sweep-axes", 1, 1024, max_sweep_axes, int)
+    NUM("max-model-gib", 0.001, 1e6, max_model_gib, double)
 #undef NUM
     snprintf(err, errlen, "unknown setting \"%s\"", name);
     return -1;
@@ -162,7 +219,8 @@ static const char *const names[] = {
     "listen", "db", "token", "worker-token", "port-file", "lease-seconds", "reap-seconds",
     "long-poll-max", "request-deadline", "grace-seconds", "max-body", "threads", "write-threads",
     "readers", "max-sweep", "max-gang", "rendezvous-seconds", "lock-timeout", "conn-limit",
-    "per-ip-limit", "conn-timeout", "log-requests", "group-commit", NULL,
+    "per-ip-limit", "conn-timeout", "log-requests", "group-commit", "header-deadline",
+    "allowed-hosts", "data-root", "max-data-files", "max-sweep-axes", "max-model-gib", NULL,
 };
 
 static int load_env(struct config *c, char *err, size_t errlen)
@@ -202,12 +260,22 @@ int config_load(int argc, char **argv, struct config *c, char *err, size_t errle
     c->conn_timeout_s = 30;
     c->log_requests = 1;
     c->group_commit = 1;
+    /* a few seconds: a client sends its headers at once, and a kept-alive
+     * connection left idle this long opens anew at its next request */
+    c->header_deadline_s = 5;
+    c->max_data_files = 10000;
+    c->max_sweep_axes = 32;
+    /* the largest GPU's memory (288 GB, a B300's or an MI355X's) and a little more */
+    c->max_model_gib = 288;
     /* the config file first, wherever --config sits among the flags */
+    c->layer = 1;
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--config") && load_file(c, argv[i + 1], err, errlen) != 0)
             return -1;
+    c->layer = 2;
     if (load_env(c, err, errlen) != 0)
         return -1;
+    c->layer = 3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -227,6 +295,8 @@ int config_load(int argc, char **argv, struct config *c, char *err, size_t errle
         if (set(c, a + 2, argv[++i], err, errlen) != 0)
             return -1;
     }
+    if (c->n_data_roots == 0)
+        snprintf(c->data_roots[c->n_data_roots++], sizeof c->data_roots[0], "var/data");
     return 0;
 }
 

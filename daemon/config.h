@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+enum { CONFIG_MAX_ROOTS = 16 };
+
 struct config {
     char host[64];
     int port;
@@ -16,6 +18,15 @@ struct config {
     size_t max_body;
     int threads, write_threads, readers, max_sweep, max_gang, log_requests, group_commit;
     unsigned conn_limit, per_ip_limit, conn_timeout_s;
+    double header_deadline_s;             /* accepted to headers in (api/conn_guard.h) */
+    char allowed_hosts[1024];             /* names Host may say, comma-separated */
+    char data_roots[CONFIG_MAX_ROOTS][1024]; /* where submitted data may lie */
+    int n_data_roots;
+    int max_data_files, max_sweep_axes;
+    double max_model_gib;                 /* a model's memory at its batch, at most */
+    /* which layer (1 file, 2 environment, 3 flags) last set each list: a
+     * layer's values replace an earlier layer's, and add to its own */
+    int layer, hosts_layer, roots_layer;
 };
 
 /* 0 to run; 1 when --help was printed; -1 with err filled (a usage error). */

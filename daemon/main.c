@@ -85,13 +85,20 @@ int main(int argc, char **argv)
     app.long_poll_max_s = cfg.long_poll_max_s;
     app.request_deadline_s = cfg.request_deadline_s;
     app.max_body = cfg.max_body;
-    app.max_sweep = cfg.max_sweep;
-    app.max_gang = cfg.max_gang;
+    const char *roots[CONFIG_MAX_ROOTS];
+    for (int i = 0; i < cfg.n_data_roots; i++)
+        roots[i] = cfg.data_roots[i];
+    app.submit = (struct submit_rules){
+        .max_gang = cfg.max_gang, .max_cells = cfg.max_sweep, .max_axes = cfg.max_sweep_axes,
+        .max_model_gib = cfg.max_model_gib,
+        .roots = {roots, cfg.n_data_roots, cfg.max_data_files},
+    };
+    app.allowed_hosts = cfg.allowed_hosts;
     app.rendezvous_s = cfg.rendezvous_s;
     app.log_requests = cfg.log_requests;
 
     struct api_options o = {cfg.host, cfg.threads, cfg.write_threads, cfg.conn_limit,
-                            cfg.per_ip_limit, cfg.conn_timeout_s};
+                            cfg.per_ip_limit, cfg.conn_timeout_s, cfg.header_deadline_s};
     struct api_server *srv = NULL;
     struct reaper *reaper = NULL;
     if (api_start(&app, &o, fd, &srv, err, sizeof err) != 0) {

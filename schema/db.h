@@ -196,8 +196,16 @@ int db_advance_step(struct conn *c, int64_t exp, long step);
 int db_requeue(struct conn *c, int64_t run, int64_t exp, int attempts, int max_attempts,
                int cancel_req, const char *reason, double now);
 
-/* gangs.c: members of runs and the forming of gangs. */
-int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double expires, int told);
+/* secrets.c: a new secret (STORE_SECRET_SIZE bytes): 0, or -1 when the
+ * kernel gave no randomness. */
+int db_new_secret(char *out);
+
+/* gangs.c: members of runs and the forming of gangs. A member's lease gets
+ * a secret when its worker has one (with_secret: a worker registered before
+ * secrets has none, and neither have its leases), copied to secret (unless
+ * NULL; "" when none). */
+int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double expires, int told,
+                  int with_secret, char *secret);
 int db_member_worker(struct conn *c, int64_t run, int rank, int64_t *worker);
 /* the rank's lease to expires, and the run's to the earliest of its ranks' */
 int db_extend_member(struct conn *c, int64_t run, int rank, double expires);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char q_waiting[] =
-    "SELECT w.id, w.host FROM workers w"
+    "SELECT w.id, w.host, w.secret IS NOT NULL FROM workers w"
     " WHERE w.device = 'cuda' AND w.removed IS NULL AND w.stopped IS NULL"
     " AND w.waiting_until >= ?1"
     " AND w.capacity > (SELECT count(*) FROM run_members m"
@@ -24,8 +24,8 @@ static const char q_insert_gang_run[] =
     "INSERT INTO runs (experiment_id, worker_id, state, started, lease_expires, world_size,"
     " rendezvous_by) VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?6)";
 static const char q_insert_member[] =
-    "INSERT INTO run_members (run_id, rank, worker_id, lease_expires, told)"
-    " VALUES (?1, ?2, ?3, ?4, ?5)";
+    "INSERT INTO run_members (run_id, rank, worker_id, lease_expires, told, secret)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 /* written only when it changes: a worker that was not parked (every CPU
  * worker) costs its lease no row rewrite */
 static const char q_not_waiting[] =
@@ -74,6 +74,7 @@ struct waiting {
     int64_t id;
     char host[128];
     int host_count;
+    int with_secret;
 };
 
 /* hosts with the most waiting workers first, then by name, then by id */
@@ -109,6 +110,7 @@ int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
         w[count].id = sqlite3_column_int64(s, 0);
         snprintf(w[count].host, sizeof w[count].host, "%s",
                  (const char *)sqlite3_column_text(s, 1));
+        w[count].with_secret = sqlite3_column_int(s, 2);
         count++;
     }
     if (rc != SQLITE_DONE) {
@@ -145,7 +147,7 @@ int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
     }
     *run = sqlite3_last_insert_rowid(c->db);
     for (int rank = 0; rank < n; rank++) {
-        if (db_add_member(c, *run, rank, w[rank].id, now + lease_s, 0) != 0 ||
+        if (db_add_member(c, *run, rank, w[rank].id, now + lease_s, 0, w[rank].with_secret, NULL) != 0 ||
             db_not_waiting(c, w[rank].id) != 0) {
             free(w);
             return -1;
@@ -156,8 +158,12 @@ int db_form_gang(struct conn *c, int64_t exp, int n, double now, double lease_s,
     return 0;
 }
 
-int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double expires, int told)
+int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double expires, int told,
+                  int with_secret, char *secret)
 {
+    char made[STORE_SECRET_SIZE] = "";
+    if (with_secret && db_new_secret(made) != 0)
+        return -1;
     sqlite3_stmt *s = db_stmt(c, q_insert_member);
     if (!s)
         return -1;
@@ -166,6 +172,9 @@ int db_add_member(struct conn *c, int64_t run, int rank, int64_t worker, double 
     sqlite3_bind_int64(s, 3, worker);
     sqlite3_bind_double(s, 4, expires);
     sqlite3_bind_int(s, 5, told);
+    db_bind_text(s, 6, with_secret ? made : NULL);
+    if (secret)
+        snprintf(secret, STORE_SECRET_SIZE, "%s", made);
     return db_exec(c, s);
 }
 

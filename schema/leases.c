@@ -29,11 +29,13 @@
  * bounds leases/s). */
 static const char q_worker[] =
     "SELECT w.device, w.capacity, w.last_seen, w.waiting_until,"
-    " (SELECT count(*) FROM run_members m WHERE m.worker_id = w.id AND m.active = 1)"
+    " (SELECT count(*) FROM run_members m WHERE m.worker_id = w.id AND m.active = 1),"
+    " w.secret IS NOT NULL"
     " FROM workers w WHERE w.id = ?1 AND w.removed IS NULL AND w.stopped IS NULL";
 /* a rank of a gang formed while the worker was parked, not yet answered */
 static const char q_untold[] =
-    "SELECT m.run_id, m.rank, r.world_size, r.experiment_id, e.attempts, e.spec"
+    "SELECT m.run_id, m.rank, r.world_size, r.experiment_id, e.attempts, e.spec,"
+    " coalesce(m.secret, '')"
     " FROM run_members m JOIN runs r ON r.id = m.run_id"
     " JOIN experiments e ON e.id = r.experiment_id"
     " WHERE m.worker_id = ?1 AND m.active = 1 AND m.told = 0 ORDER BY m.run_id LIMIT 1";
@@ -107,13 +109,13 @@ static int lease_answer(int64_t run, int64_t exp, int attempts, double lease_s,
     char *spec = strdup(spec_text ? spec_text : "null");
     if (!spec)
         return -1;
-    *out = (struct lease){run, exp, attempts + 1, rank, world, lease_s, spec};
+    *out = (struct lease){run, exp, attempts + 1, rank, world, lease_s, "", spec};
     return 0;
 }
 
 /* One worker takes experiment exp alone (rank 0 of 1). */
-static int lease_alone(struct conn *c, int64_t worker, int64_t exp, double now, double lease_s,
-                       int64_t *run)
+static int lease_alone(struct conn *c, int64_t worker, int with_secret, int64_t exp, double now,
+                       double lease_s, int64_t *run, char *secret)
 {
     sqlite3_stmt *s = db_stmt(c, q_insert_run);
     if (!s)
@@ -125,7 +127,7 @@ static int lease_alone(struct conn *c, int64_t worker, int64_t exp, double now, 
     if (db_exec(c, s) != 0)
         return -1;
     *run = sqlite3_last_insert_rowid(c->db);
-    return db_add_member(c, *run, 0, worker, now + lease_s, 1);
+    return db_add_member(c, *run, 0, worker, now + lease_s, 1, with_secret, secret);
 }
 
 static int start_experiment(struct conn *c, int64_t exp, int64_t run, double now)
@@ -159,6 +161,7 @@ static int take_untold(struct conn *c, int64_t worker, double now, double lease_
     if (lease_answer(run, exp, attempts, lease_s, (const char *)sqlite3_column_text(s, 5), rank,
                      world, &answer) != 0)
         return -1;
+    snprintf(answer.secret, sizeof answer.secret, "%s", (const char *)sqlite3_column_text(s, 6));
     if (!(s = db_stmt(c, q_tell))) {
         lease_free(&answer);
         return -1;
@@ -185,7 +188,8 @@ static int lease(struct store *st, int64_t worker, const struct lease_policy *p,
         return rc;
     char device[16];
     snprintf(device, sizeof device, "%s", (const char *)sqlite3_column_text(s, 0));
-    int capacity = sqlite3_column_int(s, 1), held = sqlite3_column_int(s, 4);
+    int capacity = sqlite3_column_int(s, 1), held = sqlite3_column_int(s, 4),
+        with_secret = sqlite3_column_int(s, 5);
     double last_seen = sqlite3_column_double(s, 2), waiting = sqlite3_column_double(s, 3);
     int is_cuda = !strcmp(device, "cuda");
     if (takes)
@@ -253,7 +257,7 @@ static int lease(struct store *st, int64_t worker, const struct lease_policy *p,
     if (lease_answer(0, exp, attempts, p->lease_s, (const char *)sqlite3_column_text(s, 2), 0, 1,
                      &answer) != 0)
         return ST_ERROR;
-    if (lease_alone(c, worker, exp, now, p->lease_s, &answer.run) != 0 ||
+    if (lease_alone(c, worker, with_secret, exp, now, p->lease_s, &answer.run, answer.secret) != 0 ||
         start_experiment(c, exp, answer.run, now) != 0 ||
         (wait_until != 0 && db_not_waiting(c, worker) != 0)) {
         lease_free(&answer);

@@ -32,10 +32,13 @@ static const char recipe_fields_v6[] =
 static const char chains_v7[] =
 #include "build/gen/chains_sql.inc"
     ;
+static const char secrets_v8[] =
+#include "build/gen/secrets_sql.inc"
+    ;
 
 static const char *const migrations[] = {schema_v1,          worker_states_v2, gangs_v3,
                                          active_members_v4,  rendezvous_due_v5,
-                                         recipe_fields_v6,   chains_v7};
+                                         recipe_fields_v6,   chains_v7,        secrets_v8};
 #define N_MIGRATIONS ((int)(sizeof migrations / sizeof migrations[0]))
 
 static int user_version(sqlite3 *db, int *v)

@@ -86,11 +86,22 @@ int store_cancel_chain(struct store *st, int64_t id, int *n);
  * Off, every request commits alone (what it costs: bench/RESULTS.md). */
 void store_set_group_commit(struct store *st, int on);
 
+/* A secret (docs/api.md, "Threat model"): 32 hex digits of the kernel's
+ * randomness; "" for a worker or rank made before secrets existed. */
+#define STORE_SECRET_SIZE 33
+
 /* Worker states, from what the server last heard of a worker: offline (it
  * said it stopped), lost (silent for longer than lost_after, the lease
- * length), busy (holds a run), idle. */
+ * length), busy (holds a run), idle. Registration gives the worker its
+ * secret (secret, STORE_SECRET_SIZE bytes, or NULL). */
 int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
-                          const char *host, int64_t *id);
+                          const char *host, int64_t *id, char *secret);
+/* The secret a worker was given ("" for one registered before secrets):
+ * ST_OK, or ST_NOTFOUND. */
+int store_worker_secret(struct store *st, int64_t worker, char *secret, size_t n);
+/* The secret the lease of a run's rank gave ("" for one leased before
+ * secrets): ST_OK, ST_NOTFOUND (no such run) or ST_INVALID (no such rank). */
+int store_member_secret(struct store *st, int64_t run, int rank, char *secret, size_t n);
 /* The worker says it stops: offline for good, it leases nothing more (a
  * worker that comes back registers anew). */
 int store_worker_offline(struct store *st, int64_t worker);
@@ -120,6 +131,7 @@ struct lease {
     int64_t run, experiment;
     int attempt, rank, world_size;
     double lease_s;
+    char secret[STORE_SECRET_SIZE]; /* the rank's, for the run's calls */
     char *spec;           /* NULL: no lease */
 };
 void lease_free(struct lease *l);

@@ -8,8 +8,8 @@
 #include <string.h>
 
 static const char q_insert_worker[] =
-    "INSERT INTO workers (name, device, capacity, registered, last_seen, host)"
-    " VALUES (?1, ?2, ?3, ?4, ?4, ?5)";
+    "INSERT INTO workers (name, device, capacity, registered, last_seen, host, secret)"
+    " VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)";
 static const char q_seen[] =
     "UPDATE workers SET last_seen = ?2 WHERE id = ?1";
 static const char q_worker_stop[] =
@@ -31,6 +31,7 @@ struct new_worker {
     const char *name, *device, *host;
     int capacity;
     int64_t *id;
+    char secret[STORE_SECRET_SIZE];
 };
 
 static int register_worker(struct store *st, void *arg)
@@ -38,13 +39,14 @@ static int register_worker(struct store *st, void *arg)
     struct new_worker *w = arg;
     struct conn *c = &st->writer;
     sqlite3_stmt *s = db_stmt(c, q_insert_worker);
-    if (!s)
+    if (!s || db_new_secret(w->secret) != 0)
         return ST_ERROR;
     db_bind_text(s, 1, w->name);
     db_bind_text(s, 2, w->device);
     sqlite3_bind_int(s, 3, w->capacity);
     sqlite3_bind_double(s, 4, store_now());
     db_bind_text(s, 5, w->host);
+    db_bind_text(s, 6, w->secret);
     if (db_exec(c, s) != 0)
         return ST_ERROR;
     *w->id = sqlite3_last_insert_rowid(c->db);
@@ -52,10 +54,13 @@ static int register_worker(struct store *st, void *arg)
 }
 
 int store_register_worker(struct store *st, const char *name, const char *device, int capacity,
-                          const char *host, int64_t *id)
+                          const char *host, int64_t *id, char *secret)
 {
-    struct new_worker w = {name, device, host, capacity, id};
-    return db_run(st, register_worker, &w);
+    struct new_worker w = {name, device, host, capacity, id, ""};
+    int rc = db_run(st, register_worker, &w);
+    if (rc == ST_OK && secret)
+        snprintf(secret, STORE_SECRET_SIZE, "%s", w.secret);
+    return rc;
 }
 
 int db_touch_worker(struct conn *c, int64_t worker, double now)

@@ -387,16 +387,17 @@ static int parse_train(json_t *sec, const struct job_spec *s, struct train_cfg *
     return 0;
 }
 
-/* Names become directory and file names on workers: a restricted alphabet
- * and no leading dot keep them from escaping or hiding. */
-static int check_name(const char *name, struct spec_error *err)
+/* Names become directory and file names on workers, and words on command
+ * lines: a restricted alphabet, no leading dot and no leading dash keep
+ * them from escaping, hiding, or being read as flags (-rf). */
+int spec_check_name(const char *name, const char *field, struct spec_error *err)
 {
-    if (name[0] == '.')
-        return spec_fail(err, "name", "must not start with '.'");
+    if (name[0] == '.' || name[0] == '-')
+        return spec_fail(err, field, "must not start with '%c'", name[0]);
     for (const char *c = name; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
               *c == '.' || *c == '_' || *c == '-'))
-            return spec_fail(err, "name", "may hold only letters, digits, '.', '_' and '-' (found '%c')",
+            return spec_fail(err, field, "may hold only letters, digits, '.', '_' and '-' (found '%c')",
                         *c);
     return 0;
 }
@@ -536,7 +537,7 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
         snprintf(s.name, sizeof(s.name), "finetune");
     else
         snprintf(s.name, sizeof(s.name), "%s-%s", s.model.preset, s.norm.name);
-    if (field_string(root, "", "name", s.name, sizeof(s.name), err) < 0 || check_name(s.name, err))
+    if (field_string(root, "", "name", s.name, sizeof(s.name), err) < 0 || spec_check_name(s.name, "name", err))
         return -1;
     *out = s;
     return 0;

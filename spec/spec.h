@@ -165,6 +165,9 @@ json_t *spec_tasks_json(const struct job_spec *s);
 void spec_task_name(const char *file, char *name, size_t cap);
 /* Whether a layout name is one the evaluation reads (eval/layout.h). */
 int spec_task_layout_known(const char *layout);
+/* A name (an experiment's, a sweep's): letters, digits, '.', '_', '-', not
+ * starting with '.' or '-'. 0, or -1 with *err naming field. */
+int spec_check_name(const char *name, const char *field, struct spec_error *err);
 
 /* Number of parameters of the model the spec describes (vocab must be known). */
 int64_t spec_param_count(const struct job_spec *s);

@@ -73,8 +73,8 @@ check "the stand-ins: 4 C4-shaped files, a SentencePiece model with T5's ids" \
     bash -c "[ \$(ls '$t/c4' | wc -l) = 4 ] && [ -s '$t/spiece.model' ]"
 
 swap 1 '00{000..149}' '00{000..001}'
-swap 2 'cod-server --db /srv/cod/cod.db &' \
-    'cod-server --db /srv/cod/cod.db --listen 127.0.0.1:0 --port-file /srv/cod/port --log-requests 0 2>/srv/cod/server.log &
+swap 2 'cod-server --db /srv/cod/cod.db --data-root /srv/cod/data &' \
+    'cod-server --db /srv/cod/cod.db --data-root /srv/cod/data --listen 127.0.0.1:0 --port-file /srv/cod/port --log-requests 0 2>/srv/cod/server.log &
 pids+=($!); await "the port file" test -s /srv/cod/port'
 swap 2 'http://127.0.0.1:8470' 'http://127.0.0.1:$(cat /srv/cod/port)'
 swap 2 'for g in 0 1 2 3 4 5 6 7; do cod-worker --device cuda:$g --work-dir /srv/cod/work & done' \

@@ -63,8 +63,9 @@ code=$(req POST /v1/experiments '{"model": "llama-9m", "data": {"train": "/nonex
 err_names "missing data names data.train" 422 "$code" '"field":"data.train"'
 code=$(req POST /v1/experiments '[1, 2]' "${C[@]}"); err_names "not an object" 422 "$code" object
 head -c 70000 /dev/zero | tr '\0' ' ' > "$t/big"
-code=$(curl -s -o "$t/body" -w '%{http_code}' -X POST "$B/v1/experiments" "${C[@]}" --data-binary @"$t/big"); err_names "oversize body: 413" 413 "$code" too_large
-code=$(curl -s -o "$t/body" -w '%{http_code}' -X POST "$B/v1/experiments" "${C[@]}" -H "Transfer-Encoding: chunked" --data-binary @"$t/big"); err_names "oversize chunked body: 413" 413 "$code" too_large
+J=(-H 'Content-Type: application/json')
+code=$(curl -s -o "$t/body" -w '%{http_code}' -X POST "$B/v1/experiments" "${C[@]}" "${J[@]}" --data-binary @"$t/big"); err_names "oversize body: 413" 413 "$code" too_large
+code=$(curl -s -o "$t/body" -w '%{http_code}' -X POST "$B/v1/experiments" "${C[@]}" "${J[@]}" -H "Transfer-Encoding: chunked" --data-binary @"$t/big"); err_names "oversize chunked body: 413" 413 "$code" too_large
 code=$(req GET /v1/nothing "" "${C[@]}"); err_names "unknown route: 404" 404 "$code" not_found
 code=$(curl -s -D "$t/hdr" -o "$t/body" -w '%{http_code}' -X DELETE "$B/v1/experiments" "${C[@]}"); err_names "wrong method: 405" 405 "$code" method_not_allowed
 check "405 says Allow" grep -qi '^Allow: GET, POST' "$t/hdr"
@@ -184,7 +185,9 @@ parked() { curl -s -m "$WAIT_LIMIT" "$B/v1/workers" "$@" | grep -q '"waiting":tr
 is "the queued cuda experiment cancelled" "$(req POST /v1/experiments/$eg/cancel "" "${C[@]}")" 202
 req POST /v1/workers/register '{"name": "g1", "device": "cuda"}' "${WK[@]}" >/dev/null; wg=$(jget id)
 # its own body file: the submission below writes $t/body at the same moment
-curl -s -m "$WAIT_LIMIT" -o "$t/lp_body" -w '%{http_code}' -X POST "$B/v1/workers/$wg/lease" --data-binary '{"wait": 30}' "${WK[@]}" > "$t/lp_code" &
+mapfile -t S < <(secret_args "/v1/workers/$wg/lease")
+curl -s -m "$WAIT_LIMIT" -o "$t/lp_body" -w '%{http_code}' -X POST "$B/v1/workers/$wg/lease" --data-binary '{"wait": 30}' "${WK[@]}" \
+    "${J[@]}" "${S[@]}" > "$t/lp_code" &
 lp=$!
 await "the lease long-poll to be parked" parked "${C[@]}"
 req POST /v1/experiments "$(RES='{"device": "cuda"}' spec '"name": "late"')" "${C[@]}" >/dev/null; elate=$(jget id)

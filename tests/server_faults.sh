@@ -75,7 +75,7 @@ echo "BEGIN IMMEDIATE;" >&7
 check "lock: the sqlite3 shell holds the write lock (BEGIN IMMEDIATE)" poll held
 is "lock: reads go on (WAL)" "$(names)" trained,refused
 # (7>&-: the shell's input must end when the test closes it, not live on in children)
-curl -s -m 120 -o "$t/waited.json" -w '%{http_code}' -X POST "$B/v1/experiments" \
+wcurl -s -m 120 -o "$t/waited.json" -w '%{http_code}' -X POST "$B/v1/experiments" \
     --data-binary "$(wspec waited)" > "$t/waited.code" 7>&- &
 CPID=$!
 check "lock: the write waits, and the server says so" poll logged "the database is locked by another connection; waiting up to 60 s"

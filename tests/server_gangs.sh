@@ -20,7 +20,7 @@ exp_field() { req GET "/v1/experiments/$1" >/dev/null; jget "$2"; }
 sim_worker() {
     local code
     until [ -e "$2/stop" ]; do
-        code=$(curl -s -m "$WAIT_LIMIT" -o "$2/try.$1" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" -d '{"wait": 2}')
+        code=$(wcurl -s -m "$WAIT_LIMIT" -o "$2/try.$1" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" -d '{"wait": 2}')
         if [ "$code" = 200 ]; then mv "$2/try.$1" "$2/lease.$1"; return; fi
         [ "$code" = 204 ] || { echo "lease $code $(cat "$2/try.$1")" >> "$2/bad"; return; }
     done
@@ -130,7 +130,7 @@ w0=$(register m0 h); w1=$(register m1 h)
 sim_worker "$w0" "$d" & p0=$!; sim_worker "$w1" "$d" & p1=$!
 wait $p0 $p1
 run=$(grep -o '"run":[0-9]*' "$d/lease.$w0" | cut -d: -f2)
-curl -s -m "$WAIT_LIMIT" -o "$d/rdv" "$B/v1/runs/$run/rendezvous?wait=20" & reader=$!
+wcurl -s -m "$WAIT_LIMIT" -o "$d/rdv" "$B/v1/runs/$run/rendezvous?wait=20" & reader=$!
 req POST /v1/runs/$run/rendezvous '{"rank": 0, "id": "bmNjbC1pZA=="}' >/dev/null
 wait $reader
 check "a waiting rank reads the id rank 0 posted" grep -q '"id":"bmNjbC1pZA=="' "$d/rdv"
@@ -166,16 +166,16 @@ req POST /v1/experiments "$(gang_spec 4 head)" >/dev/null; eh=$(jget id)
 busy_worker() { # id
     local code run exp
     until [ -e "$d/stop" ]; do
-        code=$(curl -s -m "$WAIT_LIMIT" -o "$d/l.$1" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" -d '{"wait": 2}')
+        code=$(wcurl -s -m "$WAIT_LIMIT" -o "$d/l.$1" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" -d '{"wait": 2}')
         [ "$code" = 200 ] || continue
         if grep -q '"world_size":4' "$d/l.$1"; then mv "$d/l.$1" "$d/lease.$1"; return; fi
         run=$(grep -o '"run":[0-9]*' "$d/l.$1" | cut -d: -f2)
         exp=$(grep -o '"experiment":[0-9]*' "$d/l.$1" | cut -d: -f2)
         echo "$exp" >> "$d/ran"
-        curl -s -m "$WAIT_LIMIT" -o /dev/null -X POST "$B/v1/runs/$run/finish" -d '{"outcome": "failed", "reason": "simulated"}'
+        wcurl -s -m "$WAIT_LIMIT" -o /dev/null -X POST "$B/v1/runs/$run/finish" -d '{"outcome": "failed", "reason": "simulated"}'
     done
 }
-streamer() { local i=0; until [ -e "$d/stop" ]; do i=$((i + 1)); curl -s -m "$WAIT_LIMIT" -o /dev/null -X POST "$B/v1/experiments" --data-binary "$(one_spec after$i)"; done; }
+streamer() { local i=0; until [ -e "$d/stop" ]; do i=$((i + 1)); wcurl -s -m "$WAIT_LIMIT" -o /dev/null -X POST "$B/v1/experiments" --data-binary "$(one_spec after$i)"; done; }
 streamer & sp=$!
 pids=(); for i in 1 2 3 4; do w=$(register s$i h$i); busy_worker "$w" & pids+=($!); done
 await "the gang of 4 leased" bash -c "[ \$(ls '$d' | grep -c '^lease') = 4 ]"

@@ -53,11 +53,11 @@ writer() { # i: a submission under the writer's Idempotency-Key (the first makes
             # round a new experiment
     local k
     for k in $(seq $PER); do
-        curl -s -m 30 -o /dev/null -w '%{http_code} key\n' -X POST "$B/v1/experiments" \
+        wcurl -s -m 30 -o /dev/null -w '%{http_code} key\n' -X POST "$B/v1/experiments" \
             -H "Idempotency-Key: w$1" --data-binary "$(spec "\"name\": \"w$1\"")"
-        curl -s -m 30 -o /dev/null -w '%{http_code} bad\n' -X POST "$B/v1/experiments" \
+        wcurl -s -m 30 -o /dev/null -w '%{http_code} bad\n' -X POST "$B/v1/experiments" \
             -H "Idempotency-Key: w$1" --data-binary "$(spec "\"name\": \"other$1-$k\"")"
-        [ $((k % 2)) = 0 ] && curl -s -m 30 -o /dev/null -w '%{http_code} new\n' -X POST \
+        [ $((k % 2)) = 0 ] && wcurl -s -m 30 -o /dev/null -w '%{http_code} new\n' -X POST \
             "$B/v1/experiments" --data-binary "$(spec "\"name\": \"w$1-$k\"")"
     done > "$t/writer.$1"
 }

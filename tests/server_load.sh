@@ -17,7 +17,7 @@ LONG=3600
 start_server --lease-seconds $LONG --log-requests 0
 submitter() { # i
     for _ in $(seq $PER_SUB); do
-        curl -s -m "$WAIT_LIMIT" -o /dev/null -w '%{http_code}\n' -X POST "$B/v1/experiments" --data-binary "$SPEC" >> "$t/sub.$1"
+        wcurl -s -m "$WAIT_LIMIT" -o /dev/null -w '%{http_code}\n' -X POST "$B/v1/experiments" --data-binary "$SPEC" >> "$t/sub.$1"
     done
 }
 points() { # steps 1..20 of train/loss and of one layer series
@@ -28,17 +28,17 @@ points() { # steps 1..20 of train/loss and of one layer series
 BATCH=$(points)
 worker() { # i: leases until the queue is empty once every submission is in
     local w code run exp body
-    curl -s -m "$WAIT_LIMIT" -X POST "$B/v1/workers/register" -d '{"device": "cpu"}' > "$t/w.$1"
+    wcurl -s -m "$WAIT_LIMIT" -o "$t/w.$1" -X POST "$B/v1/workers/register" -d '{"device": "cpu"}'
     w=$(grep -o '"id":[0-9]*' "$t/w.$1" | cut -d: -f2)
     while :; do
-        code=$(curl -s -m "$WAIT_LIMIT" -o "$t/l.$1" -w '%{http_code}' -X POST "$B/v1/workers/$w/lease" -d '{"wait": 0.2}')
+        code=$(wcurl -s -m "$WAIT_LIMIT" -o "$t/l.$1" -w '%{http_code}' -X POST "$B/v1/workers/$w/lease" -d '{"wait": 0.2}')
         if [ "$code" = 204 ]; then [ -e "$t/submitted" ] && return; continue; fi
         [ "$code" = 200 ] || { echo "lease $code $(cat "$t/l.$1")" >> "$t/bad"; return; }
         run=$(grep -o '"run":[0-9]*' "$t/l.$1" | cut -d: -f2)
         exp=$(grep -o '"experiment":[0-9]*' "$t/l.$1" | cut -d: -f2)
         echo "$exp" >> "$t/leased"
         for call in "heartbeat {\"step\": 5}" "metrics $BATCH" "metrics $BATCH" "finish {\"outcome\": \"succeeded\"}"; do
-            code=$(curl -s -m "$WAIT_LIMIT" -o "$t/r.$1" -w '%{http_code}' -X POST "$B/v1/runs/$run/${call%% *}" --data-binary "${call#* }")
+            code=$(wcurl -s -m "$WAIT_LIMIT" -o "$t/r.$1" -w '%{http_code}' -X POST "$B/v1/runs/$run/${call%% *}" --data-binary "${call#* }")
             [ "$code" = 200 ] || echo "${call%% *} $code $(cat "$t/r.$1")" >> "$t/bad"
         done
     done
@@ -75,7 +75,7 @@ req POST /v1/workers/$w/lease '{"wait": 1}' >/dev/null; run=$(jget run); exp=$(j
 # 000), so the kill lands in the middle of one however fast they run.
 burst_submit() { # i
     while :; do
-        curl -s -m "$WAIT_LIMIT" -o "$t/b.$1" -w '%{http_code}' -X POST "$B/v1/experiments" --data-binary "$SPEC" > "$t/c.$1"
+        wcurl -s -m "$WAIT_LIMIT" -o "$t/b.$1" -w '%{http_code}' -X POST "$B/v1/experiments" --data-binary "$SPEC" > "$t/c.$1"
         case $(cat "$t/c.$1") in
             201) grep -o '"id":[0-9]*' "$t/b.$1" | head -1 | cut -d: -f2 >> "$t/acked" ;;
             000) return ;;
@@ -87,7 +87,7 @@ burst_report() {
     for ((k = 0; ; k++)); do
         p=""
         for s in $(seq $((k * 10 + 1)) $((k * 10 + 10))); do p="$p{\"step\": $s, \"name\": \"train/loss\", \"value\": 1.5},"; done
-        case $(curl -s -m "$WAIT_LIMIT" -o /dev/null -w '%{http_code}' -X POST "$B/v1/runs/$run/metrics" --data-binary "{\"points\": [${p%,}]}") in
+        case $(wcurl -s -m "$WAIT_LIMIT" -o /dev/null -w '%{http_code}' -X POST "$B/v1/runs/$run/metrics" --data-binary "{\"points\": [${p%,}]}") in
             200) echo $((k * 10 + 10)) >> "$t/acked_steps" ;;
             000) return ;;
         esac

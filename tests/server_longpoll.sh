@@ -17,9 +17,13 @@ jobs_above() { [ "$(jobs_total)" -gt "$1" ]; }
 waiting_at_least() { [ "$(curl -s -m "$WAIT_LIMIT" "$B/v1/workers" | grep -o '"waiting":true' | wc -l)" -ge "$1" ]; }
 register() { req POST /v1/workers/register "{\"device\": \"$1\", \"capacity\": ${2:-1}}" >/dev/null; jget id; }
 # lease_poll WORKER WAIT NAME: a lease long-poll in the background; status and body in $t/NAME.{code,body}, its pid in $!
+# (curl itself in the background, so that $! is the connection's process;
+# the worker's secret read by a builtin, so that polls start close together)
 lease_poll() {
+    local sec= s=()
+    [ -s "$t/secrets/worker-$1" ] && read -r sec < "$t/secrets/worker-$1" && s=(-H "Cod-Worker-Secret: $sec")
     curl -s -m "$WAIT_LIMIT" -o "$t/$3.body" -w '%{http_code}' -X POST "$B/v1/workers/$1/lease" \
-        --data-binary "{\"wait\": $2}" > "$t/$3.code" &
+        -H 'Content-Type: application/json' "${s[@]}" --data-binary "{\"wait\": $2}" > "$t/$3.code" &
 }
 # ms since START (date +%s%N)
 since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
@@ -31,10 +35,10 @@ start_server --lease-seconds 3600 --reap-seconds 3600
 # --- idle: N polls of 4 s on an empty queue; each parks after one pass,
 # and runs once more at its deadline (a fixed tick would run each 40 times)
 N=20
-pids=()
+pids=() ws=()
+for i in $(seq $N); do ws+=("$(register cuda)"); done
 for i in $(seq $N); do
-    w=$(register cuda)
-    lease_poll "$w" 4 "idle$i"
+    lease_poll "${ws[i - 1]}" 4 "idle$i"
     pids+=($!)
 done
 await "the $N polls parked" waiting_at_least $N

@@ -28,7 +28,7 @@ vspec() { # train glob, vocab
         "$2" "$1" "$1"
 }
 submit() { # body: prints "status seconds"
-    curl -s -m "$WAIT_LIMIT" -o "$t/body" -w '%{http_code} %{time_total}' -X POST "$B/v1/experiments" --data-binary "$1"
+    wcurl -s -m "$WAIT_LIMIT" -o "$t/body" -w '%{http_code} %{time_total}' -X POST "$B/v1/experiments" --data-binary "$1"
 }
 
 mkdir -p "$t/small" "$t/big"

@@ -14,7 +14,7 @@ bin=build/tsan-bin/cod-server
 reports=$(mktemp -d /tmp/cod-tsan-XXXXXX)
 trap 'rm -rf "$reports"' EXIT
 export TSAN_OPTIONS="log_path=$reports/tsan halt_on_error=0"
-for t in server_longpoll server_gangs server_heartbeats server_api server_submit server_limits \
+for t in server_longpoll server_gangs server_heartbeats server_api server_submit server_limits server_secrets \
     server_exclusive server_faults server_load worker_states; do
     COD_SERVER_BIN=$bin bash "tests/$t.sh" 2>&1 | sed -n "s/^\(PASS\|FAIL\) /\1 $t under TSan: /p"
 done

@@ -57,7 +57,7 @@ static int post_id(const struct gang_cfg *g, struct http_client *http, unsigned 
     int rc = ask(g, http, "POST", path, body, 30, &res, err, errlen);
     json_decref(body);
     if (rc == 0 && res.status != 200) {
-        *lost = res.status == 409 || res.status == 404;
+        *lost = res.status == 409 || res.status == 404 || res.status == 403;
         http_error_text(&res, err, errlen);
         rc = -1;
     }
@@ -72,7 +72,7 @@ static int read_id(const struct gang_cfg *g, struct http_client *http, unsigned 
                    int *lost, char *err, size_t errlen)
 {
     char path[96];
-    snprintf(path, sizeof path, "/v1/runs/%lld/rendezvous?wait=10", g->run);
+    snprintf(path, sizeof path, "/v1/runs/%lld/rendezvous?wait=10&rank=%d", g->run, g->rank);
     for (;;) {
         struct http_response res;
         int rc = ask(g, http, "GET", path, NULL, 40, &res, err, errlen);
@@ -97,7 +97,7 @@ static int read_id(const struct gang_cfg *g, struct http_client *http, unsigned 
             snprintf(err, errlen, "the rendezvous id of run %lld is not an NCCL id", g->run);
         else
             memcpy(id, raw, COMM_NCCL_ID_BYTES);
-        *lost = res.status == 409 || res.status == 404;
+        *lost = res.status == 409 || res.status == 404 || res.status == 403;
         http_response_clear(&res);
         return n >= COMM_NCCL_ID_BYTES ? 0 : -1;
     }

@@ -215,7 +215,7 @@ static int ended_by_rank0(const struct job *j, double lease_s)
     return 0;
 }
 
-const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t *lease)
+static const char *run_job(const struct job_ctx *ctx, struct http_client *http, json_t *lease)
 {
     struct job j = {.ctx = ctx, .leased_at = runlog_now()};
     http_client_set_abort(http, (volatile const int *)ctx->stop_now);
@@ -227,6 +227,7 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
     int rank = (int)json_integer_value(json_object_get(lease, "rank"));
     int world = w ? (int)json_integer_value(w) : 1;
     struct told t = {run, rank, 0};
+    const char *secret = json_string_value(json_object_get(lease, "secret"));
     char dir[4096], logs[4200], log_path[4300], metrics_path[4200], acked_path[4200], ck[4400],
         err[1024], rank_part[32] = "";
     char reason[1200] = "";
@@ -256,7 +257,8 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
         snprintf(reason, sizeof reason, "%s", err);
     else if (resume)
         start = already_delivered(metrics_path, acked_path, ck, &sent_before);
-    struct reporter_cfg rc = {.server = ctx->server, .token = ctx->token, .run = run, .rank = rank,
+    struct reporter_cfg rc = {.server = ctx->server, .token = ctx->token,
+                              .lease_secret = secret, .run = run, .rank = rank,
                               .metrics_path = metrics_path, .log_path = log_path,
                               .acked_path = acked_path, .metrics_start = start,
                               .heartbeat_s = hb, .flush_s = ctx->flush_s,
@@ -358,4 +360,21 @@ const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t 
          * not be marked finished without them. */
         return "abandoned";
     return finish_delivered(ctx, http, &rc, &t, outcome, reason[0] ? reason : NULL);
+}
+
+const char *job_run(const struct job_ctx *ctx, struct http_client *http, json_t *lease)
+{
+    /* the run's calls carry its rank's secret (an older server gives none);
+     * the worker's own calls after it do not */
+    char err[256];
+    const char *secret = json_string_value(json_object_get(lease, "secret"));
+    if (http_client_set_header(http, "Cod-Lease-Secret", secret, err, sizeof err) != 0) {
+        runlog_printf("run %lld: %s", (long long)json_integer_value(json_object_get(lease, "run")),
+                      err);
+        return "abandoned";
+    }
+    const char *outcome = run_job(ctx, http, lease);
+    if (http_client_set_header(http, "Cod-Lease-Secret", NULL, err, sizeof err) != 0)
+        runlog_printf("%s", err);
+    return outcome;
 }

@@ -34,7 +34,13 @@ static int register_worker(struct http_client *http, const struct lease_loop *l,
             sleep_interruptible(backoff_next(&delay), stop);
             continue;
         }
-        if (res.status == 201) {
+        /* every later call of this worker's own carries the secret its
+         * registration gave (an older server gives none) */
+        const char *secret = json_string_value(json_object_get(res.json, "secret"));
+        if (res.status == 201 &&
+            http_client_set_header(http, "Cod-Worker-Secret", secret, err, sizeof err) != 0) {
+            runlog_printf("%s", err);
+        } else if (res.status == 201) {
             *id = json_integer_value(json_object_get(res.json, "id"));
             double hb = json_number_value(json_object_get(res.json, "heartbeat_seconds"));
             if (hb > 0 && hb < *heartbeat_s)
@@ -109,8 +115,10 @@ int lease_loop_run(const struct lease_loop *l, struct job_ctx *ctx, struct http_
         if (res.status == 204) {
             if (!idle_said++)
                 runlog_printf("waiting for work");
-        } else if (res.status == 404) {
-            runlog_printf("the server no longer knows worker %lld: registering again", id);
+        } else if (res.status == 404 || res.status == 403) {
+            /* removed, or a database restored from before it registered */
+            runlog_printf("the server no longer knows worker %lld%s: registering again", id,
+                          res.status == 403 ? " by its secret" : "");
             id = 0;
         } else if (res.status == 200) {
             idle_said = 0;

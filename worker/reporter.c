@@ -107,7 +107,7 @@ static int heartbeat(struct reporter *rp, long step)
         pthread_mutex_lock(&rp->mu);
         rp->flags |= REPORT_CANCEL;
         pthread_mutex_unlock(&rp->mu);
-    } else if (status == 409 || status == 404) {
+    } else if (status == 409 || status == 404 || status == 403) {
         lose(rp, &res);
     } else if (status && status != 200) {
         char text[512];
@@ -133,6 +133,11 @@ static int add_points(json_t *arr, char *buf)
     return 0;
 }
 
+/* The server keeps a log line of at most this many bytes (docs/api.md):
+ * a longer one is cut, at a character's start, rather than have the
+ * server refuse its batch. */
+enum { LOG_LINE_MAX = 16384 };
+
 static int add_lines(json_t *arr, char *buf, long first_seq)
 {
     long seq = first_seq;
@@ -140,6 +145,13 @@ static int add_lines(json_t *arr, char *buf, long first_seq)
         nl = strchr(line, '\n');
         if (nl)
             *nl++ = '\0';
+        size_t len = strlen(line);
+        if (len > LOG_LINE_MAX) {
+            len = LOG_LINE_MAX;
+            while (len && ((unsigned char)line[len] & 0xc0) == 0x80)
+                len--;
+            line[len] = '\0';
+        }
         if (json_array_append_new(arr, json_pack("{s:I,s:s}", "seq", (json_int_t)seq++, "line",
                                                  line)) != 0)
             return -1;
@@ -206,7 +218,7 @@ static int send_pending(struct reporter *rp, int metrics_ready)
         }
         /* Only a 200 says the batch is stored: anything else sends it again or stops. */
         if (status != 200) {
-            if (status == 409 || status == 404)
+            if (status == 409 || status == 404 || status == 403)
                 lose(rp, &res);
             else if (status)
                 refuse(rp, &res, nm, nl);
@@ -285,7 +297,10 @@ int reporter_start(const struct reporter_cfg *cfg, struct reporter **out, char *
     }
     rp->metrics.offset = cfg->metrics_start;
     rp->http = http_client_new(cfg->server, cfg->token, err, errlen);
-    if (!rp->http) {
+    if (!rp->http || (cfg->lease_secret && http_client_set_header(rp->http, "Cod-Lease-Secret",
+                                                                   cfg->lease_secret, err,
+                                                                   errlen) != 0)) {
+        http_client_free(rp->http);
         free(rp);
         return -1;
     }

@@ -15,6 +15,7 @@
 
 struct reporter_cfg {
     const char *server, *token;
+    const char *lease_secret; /* the rank's, from its lease (NULL: an older server gave none) */
     int64_t run;
     int rank;                 /* in the run's gang: a rank other than 0 only heartbeats */
     const char *metrics_path; /* read only after reporter_note_step: the trainer rewrites it on resume */

@@ -1,6 +1,7 @@
 /* Talking to cod-server: one call, its errors mapped onto the exit codes,
  * and the small output helpers every command shares. */
 #include "clients/cli/cli.h"
+#include "clients/cli/format.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -97,7 +98,7 @@ int query_add(const struct cli *c, char *buf, size_t n, const char *key, const c
 const char *jstr(const json_t *o, const char *key)
 {
     const char *s = json_string_value(json_object_get(o, key));
-    return s && *s ? s : "-";
+    return s && *s ? text_safe(s) : "-";
 }
 
 int id_arg(const struct cli *c, const char *word, const char *what, long *id)

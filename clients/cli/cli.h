@@ -49,7 +49,8 @@ int print_json(const struct cli *c, const json_t *j);
  * in buf; a NULL value adds nothing. 0, or an exit code when it is too long. */
 int query_add(const struct cli *c, char *buf, size_t n, const char *key, const char *value);
 
-/* o's string member key, or "-" when it is missing, null or empty. */
+/* o's string member key, control characters escaped (format.h's
+ * text_safe), or "-" when it is missing, null or empty. */
 const char *jstr(const json_t *o, const char *key);
 
 /* Reads a positive id of what ("experiment", "worker") from a word into

@@ -4,7 +4,54 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+/* The bytes of s's control character at p (1, or 2 for a C1 in UTF-8), or 0. */
+static size_t control(const unsigned char *p)
+{
+    if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+        return 1;
+    return *p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f ? 2 : 0;
+}
+
+const char *text_escape(const char *s, char *out, size_t n)
+{
+    size_t len = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && len + 1 < n;) {
+        size_t k = control(p);
+        char esc[8];
+        if (k)
+            snprintf(esc, sizeof esc, k == 1 ? "\\x%02x" : "\\u%04x", k == 1 ? *p : p[1]);
+        const char *piece = k ? esc : (const char *)p;
+        size_t m = k ? strlen(esc) : 1;
+        if (len + m + 1 > n)
+            break;
+        memcpy(out + len, piece, m);
+        len += m;
+        p += k ? k : 1;
+    }
+    if (n)
+        out[len] = 0;
+    return out;
+}
+
+const char *text_safe(const char *s)
+{
+    static char *bufs[8];
+    static size_t caps[8];
+    static int next;
+    int i = next++ % 8;
+    size_t need = 6 * strlen(s) + 1;  /* every byte escaped at most to 6 */
+    if (caps[i] < need) {
+        char *b = realloc(bufs[i], need);
+        if (!b)
+            return "?";
+        bufs[i] = b;
+        caps[i] = need;
+    }
+    return text_escape(s, bufs[i], caps[i]);
+}
 
 const char *fmt_value(const json_t *v, char *buf, size_t n)
 {
@@ -15,7 +62,7 @@ const char *fmt_value(const json_t *v, char *buf, size_t n)
     else if (json_is_real(v))
         snprintf(buf, n, "%.4g", json_real_value(v));
     else if (json_is_string(v))
-        snprintf(buf, n, "%s", json_string_value(v));
+        text_escape(json_string_value(v), buf, n);
     else if (json_is_boolean(v))
         snprintf(buf, n, "%s", json_is_true(v) ? "true" : "false");
     else {

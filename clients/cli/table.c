@@ -33,10 +33,23 @@ void table_add(struct table *t, const char *fmt, ...)
     va_start(ap, fmt);
     int rc = vasprintf(&t->cells[t->n], fmt, ap);
     va_end(ap);
-    if (rc < 0)
+    if (rc < 0) {
         t->oom = 1;
-    else
-        t->n++;
+        return;
+    }
+    /* a cell may quote the server: no control character reaches the terminal */
+    const char *safe = text_safe(t->cells[t->n]);
+    if (strcmp(safe, t->cells[t->n])) {
+        char *copy = strdup(safe);
+        if (!copy) {
+            free(t->cells[t->n]);
+            t->oom = 1;
+            return;
+        }
+        free(t->cells[t->n]);
+        t->cells[t->n] = copy;
+    }
+    t->n++;
 }
 
 static int numeric(const char *s)

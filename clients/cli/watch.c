@@ -221,7 +221,7 @@ static int drain_logs(struct cli *c, long id, long *after)
             if (c->json)
                 rc = rc ? rc : print_json(c, l);
             else
-                printf("%s\n", text ? text : "");
+                printf("%s\n", text ? text_safe(text) : "");
         }
         fflush(stdout);
         size_t n = json_array_size(lines);

@@ -131,8 +131,12 @@ if [ "$target" = gpu ]; then
     workers=${WORKERS:-$([ -n "$mps_dir" ] && echo 6 || echo 3)}
 fi
 rm -f "$d/port"
+# the server's data roots: var/data, the bundle's data that var/data links
+# to, and the width study's shards wherever WIDTH_DATA puts them
+roots=()
+for r in var/data "${COD_DATA:-}" "${WIDTH_DATA:-}"; do [ -z "$r" ] || roots+=(--data-root "$r"); done
 "$BIN/cod-server" --listen 127.0.0.1:0 --port-file "$d/port" --db "$d/cod.db" \
-    --log-requests 0 2>>"$d/server.log" &
+    "${roots[@]}" --log-requests 0 2>>"$d/server.log" &
 server=$!
 for _ in $(seq 100); do [ -s "$d/port" ] && break; sleep 0.1; done
 [ -s "$d/port" ] || { echo "study: cod-server did not start; see $d/server.log" >&2; exit 1; }

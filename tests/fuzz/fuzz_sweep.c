@@ -26,18 +26,23 @@ static void check_queued(const struct submission *s)
 }
 
 /* The checks of one body, off libFuzzer's alarm (fuzz_unalarmed): a
- * server thread has no alarm to cut a blocking open short. */
+ * server thread has no alarm to cut a blocking open short. The data root
+ * is the harness's data directory. */
 static void check_body(void *arg)
 {
     json_t *body = arg;
+    static const char *roots[1];
+    roots[0] = fuzz_data_dir();
+    const struct submit_rules rules = {.max_gang = 8, .max_cells = 64, .max_axes = 32,
+                                       .max_model_gib = 288, .roots = {roots, 1, 1000}};
     struct submission one;
     struct spec_error err;
-    if (submission_from_json(body, 8, &one, &err) == 0)
+    if (submission_from_json(body, &rules, &one, &err) == 0)
         check_queued(&one);
     submission_free(&one);
     struct submission *cells;
     int count;
-    if (sweep_expand(body, 64, 8, &cells, &count, &err) == 0) {
+    if (sweep_expand(body, &rules, &cells, &count, &err) == 0) {
         if (count < 1 || count > 64)
             fuzz_die("a sweep of %d cells", count);
         for (int i = 0; i < count; i++)

@@ -32,6 +32,11 @@ static char db_path[300];
 static unsigned char *fixture;
 static int trace;  /* COD_FUZZ_TRACE=1: each request and its answer on stderr */
 static size_t fixture_len;
+/* The secrets answers gave (register: a worker's; lease: a run's rank's),
+ * which the driver's requests carry as a worker does (docs/api.md), unless
+ * an input names its own; ids past these go without. */
+enum { MAX_IDS = 64, MAX_RANKS = 8, SECRET = 33 };
+static char worker_secret[MAX_IDS][SECRET], lease_secret[MAX_IDS][MAX_RANKS][SECRET];
 
 struct buf {
     char *p;
@@ -119,6 +124,90 @@ static int judge(const char *method, const struct buf *req, const struct buf *re
     return status;
 }
 
+/* Does the header block h (n bytes) hold a line named name? */
+static int has_header(const char *h, size_t n, const char *name)
+{
+    size_t k = strlen(name);
+    if (!h)
+        return 0;
+    for (const char *p = h, *end = h + n; p && p < end;) {
+        if ((size_t)(end - p) > k && p[k] == ':' && !strncasecmp(p, name, k))
+            return 1;
+        p = memchr(p, '\n', (size_t)(end - p));
+        p = p ? p + 1 : NULL;
+    }
+    return 0;
+}
+
+/* The id after prefix in the target's path, or -1. */
+static long path_id(const char *target, size_t tlen, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    if (tlen <= k || strncmp(target, prefix, k))
+        return -1;
+    long id = 0;
+    size_t i = k;
+    for (; i < tlen && target[i] >= '0' && target[i] <= '9' && id < MAX_IDS; i++)
+        id = id * 10 + (target[i] - '0');
+    return i > k && id < MAX_IDS ? id : -1;
+}
+
+/* The digits at p, before end (neither input is NUL-terminated), as a rank. */
+static int digits(const char *p, const char *end)
+{
+    while (p < end && *p == ' ')
+        p++;
+    int r = 0;
+    for (; p < end && *p >= '0' && *p <= '9' && r < MAX_RANKS; p++)
+        r = r * 10 + (*p - '0');
+    return r < MAX_RANKS ? r : 0;
+}
+
+/* The rank a run's call speaks for: its query's "rank=", its body's, or 0. */
+static int call_rank(const char *target, size_t tlen, const char *body, size_t blen)
+{
+    const char *q = memmem(target, tlen, "rank=", 5), *b = memmem(body, blen, "\"rank\":", 7);
+    return q ? digits(q + 5, target + tlen) : b ? digits(b + 7, body + blen) : 0;
+}
+
+/* The secret line the request's target needs, as a worker sends it. */
+static void put_secret(struct buf *b, const char *target, size_t tlen, const char *body,
+                       size_t blen)
+{
+    long w = path_id(target, tlen, "/v1/workers/"), r = path_id(target, tlen, "/v1/runs/");
+    const char *s = w > 0 ? worker_secret[w]
+                    : r > 0 ? lease_secret[r][call_rank(target, tlen, body, blen)]
+                            : "";
+    if (!*s)
+        return;
+    puts_(b, w > 0 ? "Cod-Worker-Secret: " : "Cod-Lease-Secret: ");
+    puts_(b, s);
+    puts_(b, "\r\n");
+}
+
+/* Keeps the secrets of an answer to register or lease. */
+static void keep_secrets(const char *target, size_t tlen, const struct buf *rep, int status)
+{
+    const char *body = strstr(rep->p, "\r\n\r\n");
+    if (!body || (status != 200 && status != 201))
+        return;
+    json_t *j = json_loads(body + 4, 0, NULL);
+    const char *s = json_string_value(json_object_get(j, "secret"));
+    long id = -1;
+    int rank = 0;
+    if (s && tlen == strlen("/v1/workers/register") && !strncmp(target, "/v1/workers/register", tlen)) {
+        id = (long)json_integer_value(json_object_get(j, "id"));
+        if (id > 0 && id < MAX_IDS)
+            snprintf(worker_secret[id], SECRET, "%s", s);
+    } else if (s && path_id(target, tlen, "/v1/workers/") > 0 && memmem(target, tlen, "/lease", 6)) {
+        id = (long)json_integer_value(json_object_get(j, "run"));
+        rank = (int)json_integer_value(json_object_get(j, "rank"));
+        if (id > 0 && id < MAX_IDS && rank >= 0 && rank < MAX_RANKS)
+            snprintf(lease_secret[id][rank], SECRET, "%s", s);
+    }
+    json_decref(j);
+}
+
 /* connect(), riding out libFuzzer's SIGALRM: an interrupted connect goes on
  * by itself, and says how it ended once the socket is writable. */
 static int connect_to(int fd, const struct sockaddr_in *a)
@@ -165,8 +254,12 @@ int http_request(const char *method, size_t mlen, const char *target, size_t tle
             puts_(&req, esc);
         }
     }
-    puts_(&req, " HTTP/1.1\r\nHost: fuzz\r\nConnection: close\r\n");
+    puts_(&req, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
     put_headers(&req, headers, hlen);
+    if (!has_header(headers, hlen, "Content-Type"))
+        puts_(&req, "Content-Type: application/json\r\n");
+    if (!has_header(headers, hlen, "Cod-Worker-Secret") && !has_header(headers, hlen, "Cod-Lease-Secret"))
+        put_secret(&req, target, tlen, body, blen);
     char cl[48];
     snprintf(cl, sizeof cl, "Content-Length: %zu\r\n\r\n", blen);
     puts_(&req, cl);
@@ -200,6 +293,7 @@ int http_request(const char *method, size_t mlen, const char *target, size_t tle
     }
     close(fd);
     int status = judge(m, &req, &rep);
+    keep_secrets(target, tlen, &rep, status);
     if (trace) {
         const char *body_start = strstr(rep.p, "\r\n\r\n");
         fprintf(stderr, "%.*s -> %d %.2000s\n", (int)strcspn(req.p, "\r"), req.p, status,
@@ -251,13 +345,16 @@ void http_start(void)
     app.long_poll_max_s = 0;  /* a lease or rendezvous with nothing to give answers at once */
     app.request_deadline_s = ANSWER_S;
     app.max_body = 1 << 20;
-    app.max_sweep = 64;
-    app.max_gang = 8;
+    static const char *roots[1];
+    roots[0] = data;
+    app.submit = (struct submit_rules){.max_gang = 8, .max_cells = 64, .max_axes = 32,
+                                       .max_model_gib = 288, .roots = {roots, 1, 1000}};
     app.rendezvous_s = LEASE_S;
     char err[512];
     int fd = api_listen("127.0.0.1", 0, &port, err, sizeof err);
     struct api_options o = {.host = "127.0.0.1", .threads = 2, .write_threads = 4,
-                            .conn_limit = 256, .conn_timeout_s = ANSWER_S};
+                            .conn_limit = 256, .conn_timeout_s = ANSWER_S,
+                            .header_deadline_s = ANSWER_S};
     if (fd < 0 || api_start(&app, &o, fd, &srv, err, sizeof err) != 0)
         fuzz_die("%s", err);
 

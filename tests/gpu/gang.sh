@@ -25,13 +25,13 @@ spec() { # gpus
 SPEC
 }
 "$COD_BIN/cod-server" --listen 127.0.0.1:0 --db "$t/cod.db" --port-file "$t/port" \
-    --lease-seconds 60 --log-requests 0 2> "$t/server.log" &
+    --data-root "$COD_DATA" --lease-seconds 60 --log-requests 0 2> "$t/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
 await "cod-server's port file" test -s "$t/port" || exit 1
 B=http://127.0.0.1:$(cat "$t/port")
 state_of() { curl -s "$B/v1/experiments/$1" | grep -o '"state":"[a-z]*"' | head -1 | cut -d'"' -f4; }
-submit() { curl -s -X POST "$B/v1/experiments" --data-binary "$(spec "$1")" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2; }
+submit() { curl -s -X POST "$B/v1/experiments" -H 'Content-Type: application/json' --data-binary "$(spec "$1")" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2; }
 points() { grep '"name": "train/loss"' "$1" | sed 's/.*"step": \([0-9]*\).*"value": \([^,}]*\).*/\1 \2/'; }
 # mean |a - b| over mean a, of two "step value" files of the same steps, under a limit in %
 close() { # a b limit_percent label

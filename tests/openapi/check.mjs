@@ -88,15 +88,34 @@ const match = (p, method) => {
   return fits.find((r) => r.method === method) || fits[0];
 };
 const seen = new Map();   // "method path" -> statuses answered
+// The secrets answers gave, sent as a worker sends them (docs/api.md,
+// "Threat model"): a worker's with its own calls, a rank's with its run's.
+const workerSecret = new Map(), leaseSecret = new Map();
+const secretHeader = (url, body) => {
+  const w = url.match(/^\/v1\/workers\/(\d+)\/(lease|offline)/), r = url.match(/^\/v1\/runs\/(\d+)\//);
+  if (w && workerSecret.has(w[1])) return { 'Cod-Worker-Secret': workerSecret.get(w[1]) };
+  const q = url.match(/[?&]rank=(\d+)/);
+  const rank = q ? Number(q[1]) : (body && body.rank) || 0;
+  if (r && leaseSecret.has(r[1] + '/' + rank)) return { 'Cod-Lease-Secret': leaseSecret.get(r[1] + '/' + rank) };
+  return {};
+};
 async function call(method, url, { body, token = CLIENT, headers = {}, raw } = {}) {
-  const h = { ...headers };
+  const given = Object.keys(headers).some((k) => /^cod-(worker|lease)-secret$/i.test(k));
+  const h = { ...(given ? {} : secretHeader(url, body)), ...headers };
   if (token) h.Authorization = 'Bearer ' + token;
   const init = { method: method.toUpperCase(), headers: h };
   if (raw !== undefined) init.body = raw;
   else if (body !== undefined) init.body = JSON.stringify(body);
+  if (init.body !== undefined && !Object.keys(h).some((k) => /^content-type$/i.test(k)))
+    h['Content-Type'] = 'application/json';
   const r = await fetch(BASE + url, init);
   const t = await r.text();
   const p = url.split('?')[0];
+  try {
+    const j = JSON.parse(t);
+    if (p === '/v1/workers/register' && r.status === 201) workerSecret.set(String(j.id), j.secret);
+    if (/^\/v1\/workers\/\d+\/lease$/.test(p) && r.status === 200) leaseSecret.set(j.run + '/' + j.rank, j.secret);
+  } catch { /* not JSON: checked below */ }
   const route = match(p, method);
   const what = method.toUpperCase() + ' ' + url + ' -> ' + r.status;
   let json = null;
@@ -325,6 +344,16 @@ await call('post', '/v1/workers/' + w + '/offline', { token: WORKER });
 r = await call('delete', '/v1/workers/' + w);
 expect('remove an offline worker: 200', r.status, 200);
 await call('delete', '/v1/workers/999999');
+
+// what a browser could be made to send, and a call without its secret
+r = await call('post', '/v1/experiments', { raw: JSON.stringify(spec('plain')), headers: { 'Content-Type': 'text/plain' } });
+expect('a POST that is not JSON: 415', r.status, 415);
+r = await call('post', '/v1/experiments', { body: spec('evil'), headers: { Origin: 'http://evil.example' } });
+expect('a foreign Origin: 403 cross_origin', r.json?.error?.code, 'cross_origin');
+r = await call('post', '/v1/runs/' + grun + '/heartbeat', { token: WORKER, body: { rank: 0 }, headers: { 'Cod-Lease-Secret': '0'.repeat(32) } });
+expect('a heartbeat with another secret: 403 forbidden', r.json?.error?.code, 'forbidden');
+r = await call('post', '/v1/workers/' + wg2 + '/lease', { token: WORKER, body: { wait: 0 }, headers: { 'Cod-Worker-Secret': '0'.repeat(32) } });
+expect('a lease under another worker\'s id: 403 forbidden', r.json?.error?.code, 'forbidden');
 
 // not a route, and a route under another method
 await call('get', '/v1/nothing');

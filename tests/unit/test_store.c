@@ -135,7 +135,7 @@ static void migration_marks_held_runs(void)
     CHECK(store_create_experiment(st, &e, NULL, &a, &rep) == ST_OK &&
               store_create_experiment(st, &e, NULL, &b, &rep) == ST_OK &&
               store_create_experiment(st, &e, NULL, &c, &rep) == ST_OK &&
-              store_register_worker(st, "w", "cpu", 1, "h", &w) == ST_OK,
+              store_register_worker(st, "w", "cpu", 1, "h", &w, NULL) == ST_OK,
           "three queued, a worker of capacity 1");
     lease(st, w, 60, &l);
     int64_t first = lease_exp(l, "run");
@@ -145,7 +145,8 @@ static void migration_marks_held_runs(void)
     int64_t second = lease_exp(l, "run");
     json_decref(l);
     store_close(st);
-    CHECK(sql(path, "DROP INDEX runs_rendezvous_due;"
+    CHECK(sql(path, "ALTER TABLE workers DROP COLUMN secret; ALTER TABLE run_members DROP COLUMN secret;"
+                    " DROP INDEX runs_rendezvous_due;"
                     " DROP TRIGGER run_members_ended; DROP INDEX run_members_held;"
                     " DROP INDEX run_members_untold; ALTER TABLE run_members DROP COLUMN active;"
                     " CREATE INDEX run_members_worker ON run_members (worker_id);"
@@ -206,7 +207,9 @@ static void migration_writes_out_the_old_recipe(void)
     e.spec_json = "{\"name\":\"t\"}";
     CHECK(store_create_experiment(st, &e, NULL, &bare, &rep) == ST_OK, "a bare spec");
     store_close(st);
-    CHECK(sql(path, "PRAGMA user_version = 5;"), "the database taken back to version 5");
+    CHECK(sql(path, "ALTER TABLE workers DROP COLUMN secret; ALTER TABLE run_members DROP COLUMN secret;"
+                    " PRAGMA user_version = 5;"),
+          "the database taken back to version 5");
     st = open_fresh("m6.db");
     CHECK(st != NULL, "migration 6 applies");
     store_close(st);
@@ -222,6 +225,57 @@ static void migration_writes_out_the_old_recipe(void)
           "the fields given kept: %s", got);
     stored_spec(path, bare, got, sizeof got);
     CHECK(!strcmp(got, "{\"name\":\"t\"}"), "a spec without sections untouched: %s", got);
+}
+
+static int is_secret(const char *s)
+{
+    return strlen(s) == STORE_SECRET_SIZE - 1 && strspn(s, "0123456789abcdef") == strlen(s);
+}
+
+/* Migration 7 on a database of version 6: a worker registered and a rank
+ * leased before secrets existed have none, so their calls need none (the
+ * API compares against ""), and a lease made for such a worker has none
+ * either; a worker registered since gets one, and so do its leases. */
+static void migration_leaves_old_workers_without_secrets(void)
+{
+    char path[128], got[STORE_SECRET_SIZE];
+    snprintf(path, sizeof path, "%s/m7.db", dir);
+    struct store *st = open_fresh("m7.db");
+    struct new_experiment e = exp_row("cpu", 0);
+    int64_t a, b, old, fresh;
+    int rep, formed;
+    char secret[STORE_SECRET_SIZE];
+    struct lease_policy p = {60, store_now() + 30, 600};
+    struct lease l;
+    CHECK(store_create_experiment(st, &e, NULL, &a, &rep) == ST_OK &&
+              store_create_experiment(st, &e, NULL, &b, &rep) == ST_OK &&
+              store_register_worker(st, "old", "cpu", 2, "h", &old, secret) == ST_OK &&
+              is_secret(secret),
+          "registration gives a secret: %s", secret);
+    CHECK(store_lease(st, old, &p, &l, &formed, NULL) == ST_OK && l.spec && is_secret(l.secret),
+          "a lease gives its rank a secret: %s", l.secret);
+    int64_t run = l.run;
+    lease_free(&l);
+    store_close(st);
+    CHECK(sql(path, "ALTER TABLE workers DROP COLUMN secret; ALTER TABLE run_members DROP COLUMN secret;"
+                    " PRAGMA user_version = 6;"),
+          "the database taken back to version 6");
+    st = open_fresh("m7.db");
+    CHECK(st != NULL, "migrations 7 (applied again: it rebuilds what it makes) and 8 apply");
+    CHECK(store_worker_secret(st, old, got, sizeof got) == ST_OK && !*got,
+          "a worker of before has no secret: '%s'", got);
+    CHECK(store_member_secret(st, run, 0, got, sizeof got) == ST_OK && !*got,
+          "a rank leased before has none: '%s'", got);
+    CHECK(store_member_secret(st, run, 1, got, sizeof got) == ST_INVALID, "a rank the run lacks");
+    CHECK(store_member_secret(st, run + 100, 0, got, sizeof got) == ST_NOTFOUND, "no such run");
+    CHECK(store_lease(st, old, &p, &l, &formed, NULL) == ST_OK && l.spec && !*l.secret,
+          "the old worker's next lease has none either: '%s'", l.secret);
+    lease_free(&l);
+    CHECK(store_register_worker(st, "new", "cpu", 1, "h", &fresh, secret) == ST_OK &&
+              is_secret(secret) && store_worker_secret(st, fresh, got, sizeof got) == ST_OK &&
+              !strcmp(got, secret),
+          "a worker registered since has one, and the store gives it back");
+    store_close(st);
 }
 
 static long long file_size(const char *path)
@@ -246,7 +300,7 @@ static void wal_shrinks_after_a_long_read(void)
     int rep;
     json_t *l;
     CHECK(st && store_create_experiment(st, &e, NULL, &id, &rep) == ST_OK &&
-              store_register_worker(st, "w", "cpu", 1, "h", &w) == ST_OK &&
+              store_register_worker(st, "w", "cpu", 1, "h", &w, NULL) == ST_OK &&
               lease(st, w, 600, &l) == ST_OK && l,
           "a leased run");
     int64_t run = lease_exp(l, "run");
@@ -295,8 +349,8 @@ static void priority_then_fifo_and_resources(void)
     CHECK(store_create_experiment(st, &low, NULL, &b, &rep) == ST_OK, "create b");
     CHECK(store_create_experiment(st, &high, NULL, &c, &rep) == ST_OK, "create c");
     CHECK(store_create_experiment(st, &gpu, NULL, &g, &rep) == ST_OK, "create g");
-    CHECK(store_register_worker(st, "cpu", "cpu", 3, "h", &w_cpu) == ST_OK, "register cpu");
-    CHECK(store_register_worker(st, "gpu", "cuda", 1, "h", &w_gpu) == ST_OK, "register gpu");
+    CHECK(store_register_worker(st, "cpu", "cpu", 3, "h", &w_cpu, NULL) == ST_OK, "register cpu");
+    CHECK(store_register_worker(st, "gpu", "cuda", 1, "h", &w_gpu, NULL) == ST_OK, "register gpu");
     json_t *l1, *l2, *l3, *l4;
     CHECK(lease(st, w_cpu, 60, &l1) == ST_OK && lease_exp(l1, "experiment") == c,
           "priority first");
@@ -341,7 +395,7 @@ static void lapse_requeues_then_fails(void)
     int rep, expired, cancel;
     char s[32];
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
     json_t *l;
     lease(st, w, 0.05, &l);
     int64_t run = lease_exp(l, "run");
@@ -385,7 +439,7 @@ static void metrics_idempotent_and_finish(void)
     int rep;
     char s[32];
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
     json_t *l;
     lease(st, w, 60, &l);
     int64_t run = lease_exp(l, "run");
@@ -464,8 +518,8 @@ static void worker_offline_and_removed(void)
     char state[16];
     json_t *l;
     store_create_experiment(st, &e, NULL, &id, &rep);
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
-    store_register_worker(st, "w2", "cpu", 1, "h", &w2);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
+    store_register_worker(st, "w2", "cpu", 1, "h", &w2, NULL);
     CHECK(store_remove_worker(st, w, 60, state, sizeof state, &runs) == ST_CONFLICT &&
               !strcmp(state, "idle"),
           "an idle worker is not removed: %s", state);
@@ -500,7 +554,7 @@ static void *leaser(void *arg)
 {
     (void)arg;
     int64_t w;
-    if (store_register_worker(shared, "w", "cpu", 1000, "h", &w) != ST_OK)
+    if (store_register_worker(shared, "w", "cpu", 1000, "h", &w, NULL) != ST_OK)
         return NULL;
     for (;;) {
         json_t *l;
@@ -544,6 +598,7 @@ int main(void)
     RUN(migrations_are_idempotent);
     RUN(migration_marks_held_runs);
     RUN(migration_writes_out_the_old_recipe);
+    RUN(migration_leaves_old_workers_without_secrets);
     RUN(wal_shrinks_after_a_long_read);
     RUN(priority_then_fifo_and_resources);
     RUN(idempotency_key);

@@ -91,7 +91,7 @@ static void waits_then_runs(void)
           "its view names what it waits for");
     json_decref(o);
     int64_t w, run;
-    store_register_worker(st, "w", "cpu", 2, "h", &w);
+    store_register_worker(st, "w", "cpu", 2, "h", &w, NULL);
     CHECK(lease_one(st, w, &run) == a, "the first is leased");
     int64_t run2;
     CHECK(lease_one(st, w, &run2) == 0, "the one that waits is not, though the worker has room");
@@ -122,7 +122,7 @@ static void failure_blocks_the_chain(void)
     int64_t b = submit(st, "ft", &a, 1, &rc);
     int64_t c = submit(st, "eval", &b, 1, &rc);
     int64_t w, run;
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
     CHECK(lease_one(st, w, &run) == a, "the first is leased");
     CHECK(end_run(st, run, "failed", "diverged at step 7") == ST_OK, "it fails");
     char want[300];
@@ -172,7 +172,7 @@ static void cancel_a_chain(void)
           "its chain blocked: %s", s);
     int64_t a2 = submit(st, "a2", NULL, 0, &rc), b2 = submit(st, "b2", &a2, 1, &rc);
     int64_t c2 = submit(st, "c2", &b2, 1, &rc), w, run;
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
     CHECK(lease_one(st, w, &run) == a2, "the second chain's first runs");
     CHECK(store_cancel_chain(st, a2, &n) == ST_OK && n == 2, "cancelled with its chain (%d after it)",
           n);
@@ -221,7 +221,7 @@ static void stages_and_steps(void)
               json_integer_value(json_object_get(o, "stage")) == 1,
           "waiting for it, filed under its model and variant");
     json_decref(o);
-    store_register_worker(st, "w", "cpu", 1, "h", &w);
+    store_register_worker(st, "w", "cpu", 1, "h", &w, NULL);
     CHECK(lease_one(st, w, &run) == first && end_run(st, run, "succeeded", NULL) == ST_OK,
           "the first stage runs");
     CHECK(lease_one(st, w, &run) == ft, "then the later one");
@@ -250,6 +250,7 @@ static void migrates_from_version_6(void)
              sqlite3_exec(db,
                           "PRAGMA foreign_keys = OFF; DROP TRIGGER waits_succeeded;"
                           " DROP TRIGGER waits_blocked; DROP TRIGGER metrics_steps; DROP TABLE waits;"
+                          " ALTER TABLE workers DROP COLUMN secret; ALTER TABLE run_members DROP COLUMN secret;"
                           " CREATE TABLE e6 AS SELECT * FROM experiments; DROP TABLE experiments;"
                           " ALTER TABLE e6 DROP COLUMN stage; ALTER TABLE e6 RENAME TO experiments;"
                           " PRAGMA user_version = 6;",
@@ -257,7 +258,7 @@ static void migrates_from_version_6(void)
     sqlite3_close(db);
     CHECK(ok, "the database taken back to version 6");
     st = open_store("m.db");
-    CHECK(st != NULL, "migration 7 applies");
+    CHECK(st != NULL, "migrations 7 and 8 apply");
     char s[64];
     CHECK(st && !strcmp(field(st, a, "state", s, sizeof s), "queued") &&
               !strcmp(field(st, a, "name", s, sizeof s), "old"),

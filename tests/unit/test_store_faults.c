@@ -180,7 +180,7 @@ static void a_commit_torn_midway(void)
     struct lease_policy p = {600, store_now(), 600};
     int formed;
     CHECK(st && create(st, "torn", &exp) == ST_OK &&
-              store_register_worker(st, "w", "cpu", 1, "h", &worker) == ST_OK &&
+              store_register_worker(st, "w", "cpu", 1, "h", &worker, NULL) == ST_OK &&
               store_lease(st, worker, &p, &lease, &formed, NULL) == ST_OK && lease.spec,
           "a leased run");
     run = lease.run;
