@@ -6,6 +6,8 @@
 #                    assumes of mma.sync, ldmatrix, shuffles, cp.async,
 #                    graphs and capture, asked of the hardware
 #   test_ops_cuda    every op against the CPU backend, outputs poisoned first
+#   test_matmul_cuda every cuBLASLt candidate right and repeatable, the
+#                    timed choice and its cache file, the second stream
 #   test_model_cuda  loss and every gradient of every preset and norm variant
 #   loss_curve       300 updates of a small model on the default corpus,
 #                    CUDA against the CPU run of the same spec and seed
@@ -70,6 +72,7 @@ run_one() {
 }
 run_one test_emu "$COD_BIN/test_emu"
 run_one test_ops_cuda "$COD_BIN/test_ops_cuda"
+run_one test_matmul_cuda "$COD_BIN/test_matmul_cuda"
 run_one test_model_cuda "$COD_BIN/test_model_cuda"
 run_one loss_curve bash tests/gpu/loss_curve.sh
 run_one export python3 tests/gpu/export_matches_transformers.py
