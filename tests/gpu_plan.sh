@@ -72,6 +72,9 @@ check "check without the study: both halves passed, exit 0" \
 check "check without the study: no study started, within its budget" \
     bash -c "! grep -q 'depth study' '$s' && n=\$(sed -n 's/^plan check: \([0-9]*\) s of 60$/\1/p' '$s') &&
              [ -n \"\$n\" ] && [ \"\$n\" -le 60 ]"
+check "check without the study: its archive holds the checks' logs, no study's report" \
+    bash -c "tar -tzf '$OUT/check.tgz' > '$t/owed.list' && grep -q 'plan-check/a/test_matmul_cuda.log$' '$t/owed.list' &&
+             ! grep -q 'report.html$' '$t/owed.list'"
 
 # the speed call: the matmuls untimed (timing each candidate of llama-130m's
 # products would take the emulator minutes), the attention's ceiling asked for

@@ -86,8 +86,9 @@ logs=$t/logs
 mkdir -p "$logs"
 if [ -x build/emu/bin/bench_train_cuda ]; then
     # cod's RESULT as bench_train_cuda prints it: one update at a small shape
-    # on the emulated GPU, in the log that bench/gpu/run.sh would name
-    build/emu/bin/bench_train_cuda '{"name": "llama-71m", "model": {"dim": 64, "n_layers": 1, "n_heads": 2,
+    # on the emulated GPU, in the log that bench/gpu/run.sh would name; its
+    # matmuls timed (a fresh cache file)
+    COD_CUBLASLT_CACHE=$t/cublaslt.txt build/emu/bin/bench_train_cuda '{"name": "llama-71m", "model": {"dim": 64, "n_layers": 1, "n_heads": 2,
         "ffn_dim": 176, "vocab": 257}, "norm": "lns", "train": {"seq_len": 32}}' 989 2 1 1 \
         > "$logs/llama-71m-cod-accum1.log" 2>&1
     cod_tps=$(sed -n 's/^RESULT .*tokens_per_s=\([0-9]*\) .*/\1/p' "$logs/llama-71m-cod-accum1.log")
@@ -167,7 +168,7 @@ assert r["cod-cudnn"] == {"unavailable": "this build of cod has no cuDNN attenti
 assert a["llama-130m"]["torch_default"] == "flash" and a["llama-1b"]["torch_default"] is None, a
 PY
 check "write: each change with and without, the profiles, the ceilings, the memory plan, the matmuls' choices" \
-    python3 - "$f" "$cod_tps" <<'PY'
+    env PYTHONPATH=bench/gpu python3 - "$f" "$cod_tps" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 ch = {c["name"]: c for c in d["changes"]}
@@ -189,6 +190,11 @@ cod = {x["model"]: x for x in d["sizes"]}["llama-71m"]["cod"]
 if cod["memory_plan"] is not None:  # the emulator's run (else a RESULT line written here)
     assert cod["memory_plan"].startswith("logits "), cod
     assert cod["matmuls"] and all(m["ms"] > 0 and m["of"] >= m["candidate"] for m in cod["matmuls"]), cod
+import results
+said = "cuBLASLt: matmul_fwd m=64 n=64 k=176 op(A)=T op(B)=N ld 176 176 64, bf16 output, aligned 256 256 256: candidate 3 (algo 2, tile 22, stages 0, split-k 4), from /x/cublaslt.txt\n"
+open(sys.argv[1] + ".log", "w").write(said)
+assert results.matmul_choices(sys.argv[1] + ".log") == [{"op": "matmul_fwd", "shape": "m=64 n=64 k=176", "candidate": 3,
+    "algo": "algo 2, tile 22, stages 0, split-k 4", "from": "/x/cublaslt.txt"}], results.matmul_choices(sys.argv[1] + ".log")
 PY
 check "write: the table shows each change, the run without it and the ratio" \
     bash -c "python3 bench/gpu/results_table.py --dir '$t/out' > '$t/changes.md' &&

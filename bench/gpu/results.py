@@ -263,15 +263,20 @@ def ceilings(logs):
 
 
 def matmul_choices(log):
-    """the timed choices a cod run logged: [{op, shape, candidate, ms, tflops, first_ms}]"""
+    """the choices a cod run logged: [{op, shape, candidate, algo, and where
+    timed, of, ms, tflops, first_ms; where read from the cache file, from}]"""
     out = []
     for line in lines(log, "cuBLASLt: ") if log else []:
         m = re.match(r"cuBLASLt: (.+?) (m=\d+ n=\d+ k=\d+)[^:]*: candidate (\d+) of (\d+) timed "
                      r"\(([^)]*)\): ([\d.]+) ms, ([\d.]+) TFLOP/s; the heuristic's first ([\d.]+) ms", line)
+        c = re.match(r"cuBLASLt: (.+?) (m=\d+ n=\d+ k=\d+)[^:]*: candidate (\d+) \(([^)]*)\), from (.+)$", line)
         if m:
             out.append({"op": m.group(1), "shape": m.group(2), "candidate": int(m.group(3)),
                         "of": int(m.group(4)), "algo": m.group(5), "ms": float(m.group(6)),
                         "tflops": float(m.group(7)), "first_ms": float(m.group(8))})
+        elif c:
+            out.append({"op": c.group(1), "shape": c.group(2), "candidate": int(c.group(3)),
+                        "algo": c.group(4), "from": c.group(5)})
     return out
 
 

@@ -216,6 +216,11 @@ int lt_candidates(cublasLtHandle_t h, struct lt_plan *p, int want,
                                       want < LT_CANDIDATES ? want : LT_CANDIDATES, out, n);
     lt.MatmulPreferenceDestroy(pref);
     LT_CHECK(op, s);
+    int kept = 0; /* only those the heuristic says it can run */
+    for (int i = 0; i < *n; i++)
+        if (out[i].state == CUBLAS_STATUS_SUCCESS)
+            out[kept++] = out[i];
+    *n = kept;
     if (*n == 0) {
         char shape[200], why[300];
         lt_shape_text(&p->s, shape, sizeof shape);

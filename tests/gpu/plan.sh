@@ -87,7 +87,7 @@ left() { echo $((budget - SECONDS - ${1:-20})); }
 sizes=(llama-71m llama-130m llama-350m llama-1b)
 archive() {
     local extra=()
-    [ "$call" = check ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
+    [ "$call" = check ] && [ "${DEPTH_STUDY:-1}" = 1 ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
     [ "$call" = width ] && mapfile -t extra < <(written_here 'gpu-*'
                                                  printf '%s\n' "$study_dir"/*.log "$study_dir/mps")
     # whatever was measured, null where nothing was (the summary says why)

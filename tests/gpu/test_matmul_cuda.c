@@ -145,6 +145,9 @@ static void tuned(void)
     if (fd < 0)
         return;
     close(fd);
+    /* the cache the process had, put back after */
+    const char *was = getenv("COD_CUBLASLT_CACHE");
+    char *before = was ? strdup(was) : NULL;
     setenv("COD_CUBLASLT_CACHE", path, 1);
     setenv("COD_CUBLASLT_TUNE", "1", 1);
     setenv("COD_CUBLASLT_CANDIDATES", "16", 1);
@@ -206,6 +209,11 @@ static void tuned(void)
     CHECK(lines_of(path) == lines, "COD_CUBLASLT_TUNE=0 timed a product");
     unsetenv("COD_CUBLASLT_TUNE");
     unsetenv("COD_CUBLASLT_CANDIDATES");
+    if (before)
+        setenv("COD_CUBLASLT_CACHE", before, 1);
+    else
+        unsetenv("COD_CUBLASLT_CACHE");
+    free(before);
     ops_cuda_matmul_replan(-1);
     products_drop(&p), products_drop(&q), products_drop(&r);
     free(timed);
