@@ -55,17 +55,17 @@ report() { # name
 }
 {
     execute test_emu "$bin/test_emu"
-    # the matmuls with the heuristic's first algorithm: timing every
-    # candidate of its large products would take the emulator minutes;
-    # test_matmul_cuda checks every candidate and the timing at small ones
-    execute test_ops_cuda env COD_CUBLASLT_TUNE=0 "$bin/test_ops_cuda"
+    # the matmuls on the heuristic's first algorithm, the emulator's
+    # default (emu.h): test_matmul_cuda checks every candidate and the
+    # timing, test_model_cuda and the benchmark's program run timed
+    execute test_ops_cuda "$bin/test_ops_cuda"
     execute test_matmul_cuda "$bin/test_matmul_cuda"
     # cod's own kernels (not cuBLASLt's matmuls), each launch run twice in
     # different orders (kernels/cuda/emu/emu.h); attention at small shapes
     execute racecheck env COD_EMU_RACECHECK=1 "$bin/test_ops_cuda" embedding rmsnorm \
         attention_small swiglu elementwise cross_entropy adam reductions
 } &
-execute test_model_cuda "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
+execute test_model_cuda env COD_CUBLASLT_TUNE=1 "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
 # cod-train on cuda:0 end to end, by the GPU checks' own scripts
 need_corpus
 [ -f var/data/gpu-bytes/meta.json ] ||
@@ -108,7 +108,7 @@ attention_run both COD_ATTENTION=cudnn COD_CUDA_ATTENTION=cores
 # micro-batches each, as bench/gpu/run.sh times them at the paper's batch
 spec='{"model": {"dim": 64, "n_layers": 2, "n_heads": 2, "ffn_dim": 176, "vocab": 257},
        "norm": "lns", "train": {"seq_len": 64}}'
-"$bin/bench_train_cuda" "$spec" 989 4 2 2 > "$log_dir/bench_train_cuda.log" 2>&1
+COD_CUBLASLT_TUNE=1 "$bin/bench_train_cuda" "$spec" 989 4 2 2 > "$log_dir/bench_train_cuda.log" 2>&1
 "$bin/bench_train_cuda" "${spec/, \"vocab\": 257/}" 989 4 2 2 > "$log_dir/bench_no_vocab.log" 2>&1
 no_vocab=$?
 wait

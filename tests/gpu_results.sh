@@ -88,7 +88,7 @@ if [ -x build/emu/bin/bench_train_cuda ]; then
     # cod's RESULT as bench_train_cuda prints it: one update at a small shape
     # on the emulated GPU, in the log that bench/gpu/run.sh would name; its
     # matmuls timed (a fresh cache file)
-    COD_CUBLASLT_CACHE=$t/cublaslt.txt build/emu/bin/bench_train_cuda '{"name": "llama-71m", "model": {"dim": 64, "n_layers": 1, "n_heads": 2,
+    COD_CUBLASLT_TUNE=1 COD_CUBLASLT_CACHE=$t/cublaslt.txt build/emu/bin/bench_train_cuda '{"name": "llama-71m", "model": {"dim": 64, "n_layers": 1, "n_heads": 2,
         "ffn_dim": 176, "vocab": 257}, "norm": "lns", "train": {"seq_len": 32}}' 989 2 1 1 \
         > "$logs/llama-71m-cod-accum1.log" 2>&1
     cod_tps=$(sed -n 's/^RESULT .*tokens_per_s=\([0-9]*\) .*/\1/p' "$logs/llama-71m-cod-accum1.log")

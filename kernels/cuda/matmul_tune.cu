@@ -20,7 +20,8 @@
  * first, as before the timing). Each choice is logged once on stderr,
  * with its time and the heuristic first's.
  *
- * COD_CUBLASLT_TUNE: 1 or unset, timed; 0, the heuristic's first.
+ * COD_CUBLASLT_TUNE: 1 or unset, timed; 0, the heuristic's first (the
+ * emulator's default: emu.h).
  * COD_CUBLASLT_CACHE: the file; unset, $XDG_CACHE_HOME/cod/cublaslt.txt
  * (~/.cache/cod/ without XDG_CACHE_HOME); empty, none. One line a choice,
  * appended whole (O_APPEND, so that processes sharing it do not tear each
@@ -36,6 +37,11 @@
 #include <unistd.h>
 
 #include "kernels/cuda/cublaslt.h"
+
+/* timed unless COD_CUBLASLT_TUNE says otherwise (the emulator's: not, emu.h) */
+#ifndef COD_CUBLASLT_TUNE_DEFAULT
+#define COD_CUBLASLT_TUNE_DEFAULT 1
+#endif
 
 /* what identifies one algorithm among the heuristic's */
 struct lt_config {
@@ -110,7 +116,7 @@ static void read_cache(void)
     cache.n = 0;
     cache.path[0] = 0;
     cache.read = 1;
-    cache.tune = setting("COD_CUBLASLT_TUNE", 1, 0, 1);
+    cache.tune = setting("COD_CUBLASLT_TUNE", COD_CUBLASLT_TUNE_DEFAULT, 0, 1);
     cache.candidates = setting("COD_CUBLASLT_CANDIDATES", 8, 1, LT_CANDIDATES);
     cache_path();
     if (!cache.tune)

@@ -3,7 +3,7 @@
 #  1. what the figures run, checked against the CPU first (seconds):
 #     cuDNN's attention (test_ops_cuda attention_cudnn), cuBLASLt's
 #     candidates, the timed choice and the second stream (test_matmul_cuda),
-#     RMSNorm's kernels and the matmuls (test_ops_cuda rmsnorm matmul);
+#     RMSNorm's kernels (test_ops_cuda rmsnorm);
 #  2. cod at the paper's batch at llama-130m, -1b, -71m and -350m, every
 #     change on (the defaults): every MFU figure; the first run times the
 #     matmuls' candidates into the cache file, which the rest read;
@@ -109,7 +109,7 @@ speed_call() {
     }
     gate attention_cudnn test_ops_cuda attention_cudnn
     gate matmul test_matmul_cuda
-    gate kernels test_ops_cuda rmsnorm matmul
+    gate kernels test_ops_cuda rmsnorm
     # the attention's ceiling, where asked for
     if [ -n "${ATTENTION_SHAPES:-}" ]; then
         t=$(left 15)
