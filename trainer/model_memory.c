@@ -3,7 +3,7 @@
  * activations already take (COD_SPEED_MEMORY, default 1/8), so that the
  * model grows with what it holds anyway, and stays below what PyTorch
  * holds for the same model at every size the benchmark measures (the
- * extras are about a third of the margin there: bench/RESULTS.md). In
+ * extras are under half of the margin there: docs/speed.md). In
  * order, each from what is left:
  *   - the second stream's doubled scratch, where the backend runs the
  *     weight gradients beside the other ops (ops.h: wgrad_beside): not a
