@@ -110,7 +110,7 @@ CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
 CUDA_DEFS = -DCOD_HAVE_CUDA
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
 GPU_BENCHES = build/gpu/bench_train_cuda build/gpu/bench_attention_cuda
-GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/test_emu $(GPU_BENCHES) \
+GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_matmul_cuda build/gpu/test_model_cuda build/gpu/test_emu $(GPU_BENCHES) \
             build/gpu/test_cudnn_graphs
 endif
 endif
@@ -310,7 +310,7 @@ EMU_OWN   = $(filter-out kernels/cuda/emu/cublaslt.cc,$(wildcard kernels/cuda/em
 EMU_OBJ   = $(patsubst %.cu,build/emu/obj/%.o,$(EMU_CUDA)) $(patsubst %.cc,build/emu/obj/%.o,$(EMU_OWN))
 EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
-EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
+EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_matmul_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
             build/emu/bin/cod-train build/emu/bin/cod-analyze build/emu/bin/bench_train_cuda \
             build/emu/bin/bench_attention_cuda
 # A dry run of the time-boxed GPU plan here (tests/gpu/README.md,
@@ -323,6 +323,7 @@ $(EMU_BINS) $(EMU_WORKER): $(SAN_LIB) $(EMU_OBJ) $(EMU_LT)
 	$(CXX) -fsanitize=address,undefined -rdynamic -Wl,--disable-new-dtags,-rpath,'$$ORIGIN/../lib' \
 		-o $@ $(filter %.o,$^) $(LIB_LIBS) $(EMU_EXTRA_LIBS)
 build/emu/bin/test_ops_cuda: build/emu/obj/tests/gpu/test_ops_cuda.o
+build/emu/bin/test_matmul_cuda: build/emu/obj/tests/gpu/test_matmul_cuda.o
 build/emu/bin/test_model_cuda: build/emu/obj/tests/gpu/test_model_cuda.o
 build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels/cuda/emu/probes.o
 build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o

@@ -89,6 +89,19 @@ struct ops {
     int (*replay)(recording *r);
     void (*recording_free)(recording *r);
 
+    /* Weight gradients beside the other ops (the CUDA backend's second
+     * stream); all three NULL where a backend runs its ops in call order.
+     * wgrad_beside: 1 when matmul_bwd's dw products run so: each starts
+     * after the ops called before it, and the ops called after it may run
+     * before it ends, until a join; the caller must then neither write
+     * over a dw product's in or dout nor read or write its dw before a
+     * join that covers it. wgrad_mark: a mark after the dw products called
+     * so far; wgrad_join(mark): the ops called next start after those
+     * products (-1: after every one). */
+    int (*wgrad_beside)(void);
+    long (*wgrad_mark)(void);
+    void (*wgrad_join)(long mark);
+
     /* out[N,Out] = a·(in[N,In] · w[Out,In]ᵀ) + b·res[N,Out]; res NULL adds nothing */
     void (*matmul_fwd)(act *out, const act *in, const act *w, int N, int In, int Out, real a,
                        const act *res, real b);

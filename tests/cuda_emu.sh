@@ -5,7 +5,9 @@
 # very programs tests/gpu/run.sh runs on a GPU: test_emu (the emulator's own
 # reading of the PTX ISA and the runtime, and faults that must be faults),
 # test_ops_cuda whole (every op, forward and backward, both attention
-# paths), then cod's own kernels again under the emulator's race check,
+# paths), test_matmul_cuda (cuBLASLt's candidates, the timed choice and its
+# cache, the second stream), then cod's own kernels again under the
+# emulator's race check,
 # test_model_cuda at the small presets (loss and every gradient; every
 # variant; the CUDA-core attention; a repeated step; the recorded
 # micro-batch replayed as a graph), and cod-train on cuda:0 (fault: an
@@ -30,6 +32,8 @@ fi
 log_dir=build/test-logs/cuda_emu
 rm -rf "$log_dir"
 mkdir -p "$log_dir"
+# the matmuls' timed choices in this run's own file, not the user's cache
+export COD_CUBLASLT_CACHE=$PWD/$log_dir/cublaslt.txt
 # each program's output to its log and its exit status beside it; the two
 # halves run at once (each emulator is one host thread), then report in order
 execute() { # name, command...
@@ -51,13 +55,17 @@ report() { # name
 }
 {
     execute test_emu "$bin/test_emu"
+    # the matmuls on the heuristic's first algorithm, the emulator's
+    # default (emu.h): test_matmul_cuda checks every candidate and the
+    # timing, test_model_cuda and the benchmark's program run timed
     execute test_ops_cuda "$bin/test_ops_cuda"
+    execute test_matmul_cuda "$bin/test_matmul_cuda"
     # cod's own kernels (not cuBLASLt's matmuls), each launch run twice in
     # different orders (kernels/cuda/emu/emu.h); attention at small shapes
     execute racecheck env COD_EMU_RACECHECK=1 "$bin/test_ops_cuda" embedding rmsnorm \
         attention_small swiglu elementwise cross_entropy adam reductions
 } &
-execute test_model_cuda "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
+execute test_model_cuda env COD_CUBLASLT_TUNE=1 "$bin/test_model_cuda" ${EMU_PRESETS:-llama-9m llama-20m}
 # cod-train on cuda:0 end to end, by the GPU checks' own scripts
 need_corpus
 [ -f var/data/gpu-bytes/meta.json ] ||
@@ -100,11 +108,13 @@ attention_run both COD_ATTENTION=cudnn COD_CUDA_ATTENTION=cores
 # micro-batches each, as bench/gpu/run.sh times them at the paper's batch
 spec='{"model": {"dim": 64, "n_layers": 2, "n_heads": 2, "ffn_dim": 176, "vocab": 257},
        "norm": "lns", "train": {"seq_len": 64}}'
-"$bin/bench_train_cuda" "$spec" 989 4 2 2 > "$log_dir/bench_train_cuda.log" 2>&1
+COD_CUBLASLT_TUNE=1 "$bin/bench_train_cuda" "$spec" 989 4 2 2 > "$log_dir/bench_train_cuda.log" 2>&1
 "$bin/bench_train_cuda" "${spec/, \"vocab\": 257/}" 989 4 2 2 > "$log_dir/bench_no_vocab.log" 2>&1
 no_vocab=$?
 wait
-for name in test_emu test_ops_cuda racecheck test_model_cuda fault moves cudnn_graphs; do report $name; done
+for name in test_emu test_ops_cuda test_matmul_cuda racecheck test_model_cuda fault moves cudnn_graphs; do
+    report $name
+done
 # the run's log says once which attention ran, and why; a setting that
 # cannot hold stops cod-train before any work (exit 2), saying why
 says() { # run, exit status, what its output must hold
@@ -127,7 +137,18 @@ check "attention: COD_ATTENTION=flash is refused, naming the variable and the va
 check "attention: COD_ATTENTION=cudnn with COD_CUDA_ATTENTION=cores is refused (exit 2)" \
     says both 2 "COD_ATTENTION=cudnn and COD_CUDA_ATTENTION=cores ask for two attentions"
 check "bench_train_cuda: two updates of two micro-batches, a RESULT line with its memory" \
-    grep -qE '^RESULT impl=cod .*micro_batch=4 accum=2 .*peak_gib=' "$log_dir/bench_train_cuda.log"
+    grep -qE '^RESULT impl=cod .*micro_batch=4 accum=2 .*peak_gib=.* logit_rows=256 keep_swiglu=[01] wgrad_beside=1$' \
+    "$log_dir/bench_train_cuda.log"
+check "bench_train_cuda: the memory plan said, the matmuls' choices logged (timed, or from the cache)" \
+    bash -c "grep -q '^memory: logits 256 rows at a time, .* weight gradients beside' '$log_dir/bench_train_cuda.log' &&
+             grep -qE '^cuBLASLt: matmul_fwd m=.*: candidate [0-9]+ (of [0-9]+ timed|\\(.*\\), from .*/cublaslt.txt$)' \
+                 '$log_dir/bench_train_cuda.log'"
+check "cod-train: the memory plan in the run's log" grep -q '] memory: logits ' "$log_dir/attention/default.log"
+COD_LOGIT_ROWS=none "$bin/cod-train" "$log_dir/attention/spec.json" --out "$log_dir/attention/bad-rows" \
+    --device cuda:0 > "$log_dir/attention/bad-rows.log" 2>&1
+bad_rows=$?
+check "cod-train: COD_LOGIT_ROWS=none refused, naming the setting and the value" \
+    bash -c "[ $bad_rows -ne 0 ] && grep -q 'COD_LOGIT_ROWS must be a whole number .* not \"none\"' '$log_dir/attention/bad-rows.log'"
 check "bench_train_cuda: a spec without model.vocab is refused, naming it (exit 2)" \
     bash -c "[ $no_vocab -eq 2 ] && grep -q 'model.vocab' '$log_dir/bench_no_vocab.log'"
 exit $status

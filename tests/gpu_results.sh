@@ -86,8 +86,9 @@ logs=$t/logs
 mkdir -p "$logs"
 if [ -x build/emu/bin/bench_train_cuda ]; then
     # cod's RESULT as bench_train_cuda prints it: one update at a small shape
-    # on the emulated GPU, in the log that bench/gpu/run.sh would name
-    build/emu/bin/bench_train_cuda '{"name": "llama-71m", "model": {"dim": 64, "n_layers": 1, "n_heads": 2,
+    # on the emulated GPU, in the log that bench/gpu/run.sh would name; its
+    # matmuls timed (a fresh cache file)
+    COD_CUBLASLT_TUNE=1 COD_CUBLASLT_CACHE=$t/cublaslt.txt build/emu/bin/bench_train_cuda '{"name": "llama-71m", "model": {"dim": 64, "n_layers": 1, "n_heads": 2,
         "ffn_dim": 176, "vocab": 257}, "norm": "lns", "train": {"seq_len": 32}}' 989 2 1 1 \
         > "$logs/llama-71m-cod-accum1.log" 2>&1
     cod_tps=$(sed -n 's/^RESULT .*tokens_per_s=\([0-9]*\) .*/\1/p' "$logs/llama-71m-cod-accum1.log")
@@ -117,6 +118,27 @@ ATTENTION impl=cod-own model=llama-130m batch=64 heads=12 seq=256 head=64 reps=2
 ATTENTION impl=cod-own model=llama-1b batch=32 heads=32 seq=256 head=64 reps=20 fwd_ms=0.1400 bwd_ms=0.3700 other_ms=0.0300 wall_ms=0.5400 fwd_tflops=61.36 bwd_tflops=58.04 fwdbwd_tflops=58.95
 LOG
 echo "ATTENTION impl=cod-cudnn unavailable: this build of cod has no cuDNN attention" > "$logs/attention-cod-cudnn.log"
+# what the speed call measures besides the figures (tests/gpu/plan_speed.sh)
+cat > "$logs/change-tune-llama-71m.log" <<'LOG'
+CHANGE name=tune preset=llama-71m settings=COD_CUBLASLT_TUNE=0
+RESULT impl=cod model=llama-71m micro_batch=2 accum=1 params_m=0.1 tokens_per_s=50 tflops=0.0 mfu=0.0000 peak_gib=0.02 loss=5.4300 graph=1 logit_rows=64 keep_swiglu=0 wgrad_beside=1
+LOG
+cat > "$logs/change-all-llama-71m.log" <<'LOG'
+CHANGE name=all preset=llama-71m settings=COD_CUBLASLT_TUNE=0,COD_CUDA_NORM_ROWS=0,COD_SPEED_MEMORY=0,COD_CUDA_WGRAD_STREAM=0
+bench_train_cuda: out of memory
+LOG
+cat > "$logs/profile-llama-1b.log" <<'LOG'
+PROFILE op                                   ms   share launches
+PROFILE matmul_bwd (dw)                  201.50   30.1%      384
+PROFILE rmsnorm_bwd                       20.25    3.0%      784
+PROFILE total                            669.40
+RESULT impl=cod model=llama-1b micro_batch=32 accum=16 params_m=1339.1 tokens_per_s=60000 tflops=500.0 mfu=0.5000 peak_gib=34.00 loss=10.4000 graph=0 logit_rows=8192 keep_swiglu=0 wgrad_beside=0
+LOG
+cat > "$logs/ceilings.log" <<'LOG'
+CEILING copy 4.31 TB/s (1 GiB device-to-device, read + write)
+CEILING gemm 8192x8192x8192 bf16 788 TFLOP/s
+CEILING llama-1b N=8192 gate|up   8192x10928x2048: fwd  701  dgrad  690  wgrad  650 TFLOP/s
+LOG
 COD_BIN=$t/no-bundle python3 bench/gpu/results.py write "$logs" "$t/out" llama-71m llama-130m \
     --command "bench/gpu/run.sh llama-71m llama-130m" > "$t/write.out" 2>&1
 f=$(sed -n 's/^results: //p' "$t/write.out")
@@ -145,6 +167,39 @@ assert r["torch-efficient"]["unavailable"].startswith("Memory efficient kernel n
 assert r["cod-cudnn"] == {"unavailable": "this build of cod has no cuDNN attention"}, r
 assert a["llama-130m"]["torch_default"] == "flash" and a["llama-1b"]["torch_default"] is None, a
 PY
+check "write: each change with and without, the profiles, the ceilings, the memory plan, the matmuls' choices" \
+    env PYTHONPATH=bench/gpu python3 - "$f" "$cod_tps" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ch = {c["name"]: c for c in d["changes"]}
+assert [c["name"] for c in d["changes"]] == ["tune", "all"], d["changes"]
+r = ch["tune"]["sizes"]["llama-71m"]
+assert ch["tune"]["settings"] == "COD_CUBLASLT_TUNE=0" and ch["tune"]["what"].startswith("cuBLASLt's"), ch
+assert r["tokens_per_s"] == 50 and r["with_tokens_per_s"] == int(sys.argv[2]), r
+assert r["ratio"] == round(int(sys.argv[2]) / 50, 4) and r["logit_rows"] == 64, r
+a = ch["all"]["sizes"]["llama-71m"]
+assert a["tokens_per_s"] is None and a["ratio"] is None and "out of memory" in a["note"], a
+p = d["profiles"]["llama-1b"]
+assert p["total_ms"] == 669.4 and p["run"]["accum"] == 16, p
+assert p["ops"][0] == {"op": "matmul_bwd (dw)", "ms": 201.5, "share": 0.301, "launches": 384}, p["ops"]
+c = d["ceilings"]
+assert c["copy_tb_s"] == 4.31 and c["gemm_8192_tflops"] == 788, c
+assert c["shapes"] == [{"model": "llama-1b", "rows": 8192, "product": "gate|up", "m": 8192, "n": 10928,
+                        "k": 2048, "fwd_tflops": 701, "dgrad_tflops": 690, "wgrad_tflops": 650}], c
+cod = {x["model"]: x for x in d["sizes"]}["llama-71m"]["cod"]
+if cod["memory_plan"] is not None:  # the emulator's run (else a RESULT line written here)
+    assert cod["memory_plan"].startswith("logits "), cod
+    assert cod["matmuls"] and all(m["ms"] > 0 and m["of"] >= m["candidate"] for m in cod["matmuls"]), cod
+import results
+said = "cuBLASLt: matmul_fwd m=64 n=64 k=176 op(A)=T op(B)=N ld 176 176 64, bf16 output, aligned 256 256 256: candidate 3 (algo 2, tile 22, stages 0, split-k 4), from /x/cublaslt.txt\n"
+open(sys.argv[1] + ".log", "w").write(said)
+assert results.matmul_choices(sys.argv[1] + ".log") == [{"op": "matmul_fwd", "shape": "m=64 n=64 k=176", "candidate": 3,
+    "algo": "algo 2, tile 22, stages 0, split-k 4", "from": "/x/cublaslt.txt"}], results.matmul_choices(sys.argv[1] + ".log")
+PY
+check "write: the table shows each change, the run without it and the ratio" \
+    bash -c "python3 bench/gpu/results_table.py --dir '$t/out' > '$t/changes.md' &&
+             grep -qE \"^\\| cuBLASLt's algorithms timed .* \\| \\\`COD_CUBLASLT_TUNE=0\\\` \\| [0-9.]+× \\(50 tokens/s; \" '$t/changes.md' &&
+             grep -qE '^\\| every change off.* \\| no figure \\|$' '$t/changes.md'"
 check "write: cuDNN slower than flash is said to fall short at seq 256" \
     grep -qF 'llama-130m: torch-cudnn falls short at seq 256: 0.79× flash' "$f"
 check "write: cuDNN faster than flash and twice cod's own holds" \

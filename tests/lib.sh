@@ -22,6 +22,11 @@ await() {
     local what=$1; shift
     poll "$@" || { echo "FAIL awaited $what: not seen in $WAIT_LIMIT s"; return 1; }
 }
+# The CUDA programs' timed matmul choices (kernels/cuda/matmul_tune.cu) go
+# to the tests' own file, not the user's cache: a test that wants a fresh
+# one names its own.
+mkdir -p build/test-logs
+export COD_CUBLASLT_CACHE=${COD_CUBLASLT_CACHE-$PWD/build/test-logs/cublaslt.txt}
 # whether the Makefile finds nvcc, and so builds the CUDA backend and its
 # emulation (its NVCC default)
 cuda_toolkit() { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; }

@@ -15,9 +15,10 @@
 #include "kernels/bf16.h"
 #include "trainer/rng.h"
 
-/* What one sub-layer keeps for its backward. The SwiGLU output is not
- * kept: its backward recomputes it into the model's h_tmp, on the pass it
- * makes anyway. The normed input is kept: recomputing it cost a pass over
+/* What one sub-layer keeps for its backward. The SwiGLU output is kept
+ * only where the memory plan affords it (model_memory.c): else its
+ * backward recomputes it into the model's h_tmp, on the pass it makes
+ * anyway. The normed input is kept: recomputing it cost a pass over
  * [N,d] a sub-layer (0.5 ms of llama-130m's 33 ms step on an H100), for
  * memory the GPU had to spare (2L·N·d activations, 0.6 GiB there). */
 struct sub_acts {
@@ -28,6 +29,7 @@ struct sub_acts {
     act *qkvp;          /* grouped-query attention: the projection before repeat_kv */
     real *state;
     act *gu;            /* MLP: gate | up */
+    act *h;             /* MLP: SwiGLU's output, where kept (model_memory.c) */
     act *f;             /* the output projection's result, when a step sits between it and
                            the residual add (sandwich, LayerScale, SkipInit, after_sublayer) */
     act *fn;            /* sandwich output norm, kept when a channel scale follows it */
@@ -237,15 +239,6 @@ static void layout_params(struct model *m)
 /* Buffers: per sub-layer at most 10, and the model's own. */
 enum { BUFFERS_PER_SUBLAYER = 10, MODEL_BUFFERS = 40 };
 
-/* Rows of logits at a time: about 128 MiB of them, so that a large batch
- * with a large vocabulary never holds all its logits at once. */
-static int logit_rows(const struct ops *o, int N, int V)
-{
-    size_t per_row = (size_t)V * o->act_bytes, rows = ((size_t)128 << 20) / per_row;
-    rows = rows < 64 ? 64 : rows / 64 * 64;
-    return rows >= (size_t)N ? N : (int)rows;
-}
-
 static void rope_tables(const struct model_config *c, int hd, real *cos_h, real *sin_h)
 {
     int h2 = hd / 2;
@@ -313,6 +306,27 @@ static int compact_params(struct model *m)
     }
     m->n_real = off;
     return 0;
+}
+
+/* The memory plan (model_memory.c) for N rows, from the bytes the
+ * sub-layers' activations took and what each extra would take: the
+ * backward's scratch a second time (d_wide, d_mid, a third stream
+ * gradient and those of tmp[0..2] the variants use: tmp0..tmp2) where the
+ * weight gradients run beside, SwiGLU's output of every layer. */
+static int speed_extras(struct model *m, size_t N, size_t wide, size_t mid, int tmp0, int tmp1,
+                        int tmp2, size_t activations, char *err, size_t errlen)
+{
+    const struct ops *o = m->ops;
+    size_t Nd = N * (size_t)m->cfg.dim, a = o->act_bytes;
+    int fwd = m->cfg.forward_only;
+    struct model_memory_need need = {
+        .N = (int)N, .V = m->cfg.vocab, .forward_only = fwd,
+        .beside = !fwd && o->wgrad_beside && o->wgrad_beside(),
+        .act_bytes = a, .activations = activations,
+        .beside_bytes = (N * (wide + mid) + Nd * (size_t)(1 + tmp0 + tmp1 + tmp2)) * a,
+        .swiglu_bytes = (size_t)m->cfg.n_layers * N * (size_t)m->ffn_pad * a,
+    };
+    return model_memory_plan(&need, &m->mem, err, errlen);
 }
 
 int model_create(struct model *m, const struct ops *ops, const struct model_config *cfg, int max_B,
@@ -399,6 +413,7 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
     struct sub_acts shared[2];
     memset(shared, 0, sizeof(shared));
     m->stream[0] = abuf(m, Nd, &fail);
+    size_t before_acts = m->bytes;
     for (int i = 0; i < 2 * L; i++) {
         struct sub_acts *a = &m->acts[i], *sh = &shared[i % 2];
         struct sub_cfg c = sub_cfg(m, i / 2 + 1, i % 2 == 0);
@@ -438,14 +453,23 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
         if (!c.attn)
             m->stream[i / 2 + 1] = a->out;
     }
-    m->logit_rows = logit_rows(ops, (int)N, cfg->vocab);
+    size_t wide = 3 * qd > 2 * (size_t)fp ? 3 * qd : 2 * (size_t)fp;
+    size_t mid = qd > (size_t)fp ? qd : (size_t)fp;
+    mid = mid > (size_t)d ? mid : (size_t)d;
+    if (speed_extras(m, N, wide, mid, any_post || any_generic, any_fb, any_sandwich,
+                     m->bytes - before_acts, err, errlen) != 0) {
+        free(rope_h);
+        model_destroy(m);
+        return -1;
+    }
+    for (int i = 1; i < 2 * L && m->mem.keep_swiglu; i += 2)
+        m->acts[i].h = abuf(m, Nf, &fail);
+    m->logit_rows = m->mem.logit_rows;
     m->rstd_f = buf(m, N, &fail);
     m->logits = abuf(m, (size_t)m->logit_rows * cfg->vocab, &fail);
     m->losses = buf(m, N, &fail);
-    size_t wide = 3 * qd > 2 * (size_t)fp ? 3 * qd : 2 * (size_t)fp;
-    size_t mid = qd > (size_t)fp ? qd : (size_t)fp;
     m->norm_tmp = abuf(m, Nd, &fail);
-    m->d_mid = abuf(m, N * (mid > (size_t)d ? mid : (size_t)d), &fail);
+    m->d_mid = abuf(m, N * mid, &fail);
     if (!fwd) {
         m->dstream[0] = abuf(m, Nd, &fail);
         m->dstream[1] = abuf(m, Nd, &fail);
@@ -465,6 +489,14 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
         m->tmp[1] = abuf(m, Nd, &fail);
     if (!fwd && any_sandwich)
         m->tmp[2] = abuf(m, Nd, &fail);
+    if (m->mem.beside) {
+        m->dstream[2] = abuf(m, Nd, &fail);
+        m->alt.d_wide = abuf(m, N * wide, &fail);
+        m->alt.d_mid = abuf(m, N * mid, &fail);
+        for (int k = 0; k < 3; k++)
+            if (m->tmp[k])
+                m->alt.tmp[k] = abuf(m, Nd, &fail);
+    }
     if (fail) {
         size_t asked = m->bytes;
         free(rope_h);
@@ -646,8 +678,9 @@ static const act *core_fwd(struct model *m, int l, int attn, struct sub_acts *a,
         return a->att;
     }
     o->matmul_fwd(a->gu, u, WA(m, l, P_GATE), N, d, 2 * fp, 1, NULL, 0);
-    o->swiglu_fwd(m->h_tmp, a->gu, N, fp);
-    return m->h_tmp;
+    act *h = a->h ? a->h : m->h_tmp;
+    o->swiglu_fwd(h, a->gu, N, fp);
+    return h;
 }
 
 static void sublayer_fwd(struct model *m, int l, int attn, struct sub_acts *a, const act *x, int N)
@@ -767,6 +800,9 @@ static void head_ops(struct model *m, real grad_scale, real *logits_out)
     const act *head = WA(m, L + 1, P_HEAD);
     for (int n0 = 0; n0 < N; n0 += m->logit_rows) {
         int rows_n = N - n0 < m->logit_rows ? N - n0 : m->logit_rows;
+        /* the chunk before's lm_head weight gradient, beside, still reads the logits */
+        if (m->mem.beside && n0 > 0 && grad_scale != 0)
+            o->wgrad_join(-1);
         const act *x = rows(m, m->xf, (size_t)n0, (size_t)d);
         o->matmul_fwd(m->logits, x, head, rows_n, d, V, 1, NULL, 0);
         if (logits_out)
@@ -874,11 +910,18 @@ static void core_bwd(struct model *m, int l, int attn, struct sub_acts *a, const
         return;
     }
     act *dh = m->d_mid, *dgu = m->d_wide;
-    /* the down projection's input gradient first: SwiGLU's backward
-     * recomputes h (over dh), which the weight gradient then reads */
-    o->matmul_bwd(dh, NULL, df, NULL, WA(m, l, P_DOWN), N, fp, d, cs, NULL, 0);
-    o->swiglu_bwd(dgu, m->h_tmp, dh, a->gu, N, fp);
-    o->matmul_bwd(NULL, DW(m, l, P_DOWN), df, m->h_tmp, NULL, N, fp, d, cs, NULL, 0);
+    if (a->h) {
+        /* the kept h: the down projection's gradients at once, its weight
+         * gradient beside SwiGLU's backward where it runs beside */
+        o->matmul_bwd(dh, DW(m, l, P_DOWN), df, a->h, WA(m, l, P_DOWN), N, fp, d, cs, NULL, 0);
+        o->swiglu_bwd(dgu, NULL, dh, a->gu, N, fp);
+    } else {
+        /* the down projection's input gradient first: SwiGLU's backward
+         * recomputes h (over dh), which the weight gradient then reads */
+        o->matmul_bwd(dh, NULL, df, NULL, WA(m, l, P_DOWN), N, fp, d, cs, NULL, 0);
+        o->swiglu_bwd(dgu, m->h_tmp, dh, a->gu, N, fp);
+        o->matmul_bwd(NULL, DW(m, l, P_DOWN), df, m->h_tmp, NULL, N, fp, d, cs, NULL, 0);
+    }
     o->matmul_bwd(du, DW(m, l, P_GATE), dgu, u, WA(m, l, P_GATE), N, d, 2 * fp, 1, res, b);
 }
 
@@ -935,29 +978,71 @@ static void sublayer_bwd(struct model *m, int l, int attn, struct sub_acts *a, c
                    c.alpha * dr_s);
 }
 
+/* Where the weight gradients run beside (model_memory.c), sub-layer s of
+ * the backward swaps in the other copy of the scratch: the weight
+ * gradients of sub-layer s − 1 may still read theirs. */
+static void swap_scratch(struct model *m)
+{
+    act *t;
+#define SWAP(a, b) (t = (a), (a) = (b), (b) = t)
+    SWAP(m->d_wide, m->alt.d_wide);
+    SWAP(m->d_mid, m->alt.d_mid);
+    for (int k = 0; k < 3; k++)
+        SWAP(m->tmp[k], m->alt.tmp[k]);
+#undef SWAP
+    m->h_tmp = m->d_mid;
+}
+
+/* The gradients of block l's range are complete: told to grads_ready,
+ * the weight gradients beside joined first. */
+static void block_ready(struct model *m, size_t lo, size_t hi)
+{
+    if (!m->grads_ready)
+        return;
+    if (m->mem.beside)
+        m->ops->wgrad_join(-1);
+    m->grads_ready(m->grads_ctx, lo, hi);
+}
+
 void model_backward(struct model *m)
 {
     assert(!m->skip && !m->cfg.forward_only);
     const struct ops *o = m->ops;
     const struct model_config *c = &m->cfg;
     int N = m->B * m->T, d = c->dim, L = c->n_layers;
-    /* the stream's gradient alternates between two buffers: each sub-layer
-     * reads its output's gradient from one and writes its input's to the other */
-    act *ga = m->dstream[0], *gnext = m->dstream[1];
-    o->rmsnorm_bwd(ga, DG(m, L + 1, P_FINAL_NORM), m->dxf, m->stream[L], W(m, L + 1, P_FINAL_NORM),
+    /* The stream's gradient rotates through the buffers: sub-layer s reads
+     * its output's gradient from D[s % nd] and writes its input's to
+     * D[(s + 1) % nd]. Beside, three of them, and sub-layer s waits first
+     * for the weight gradients of sub-layer s − 2, whose inputs it is the
+     * first to overwrite (its stream gradient, its copy of the scratch);
+     * the forward's lm_head weight gradient reads xf, which is norm_tmp,
+     * which sub-layer 0 writes. */
+    int beside = m->mem.beside, nd = beside ? 3 : 2, s = 0;
+    long marks[2] = {-1, -1};
+    act **D = m->dstream;
+    if (beside)
+        o->wgrad_join(-1);
+    o->rmsnorm_bwd(D[0], DG(m, L + 1, P_FINAL_NORM), m->dxf, m->stream[L], W(m, L + 1, P_FINAL_NORM),
                    m->rstd_f, N, d, 1, 1, NULL, 0);
-    if (m->grads_ready)
-        m->grads_ready(m->grads_ctx, m->block_end[L - 1], m->n_params);
+    block_ready(m, m->block_end[L - 1], m->n_params);
     for (int l = L; l >= 1; l--) {
-        struct sub_acts *aa = &m->acts[2 * (l - 1)], *af = aa + 1;
-        sublayer_bwd(m, l, 0, af, ga, gnext, N);
-        sublayer_bwd(m, l, 1, aa, gnext, ga, N);
-        if (m->grads_ready)
-            m->grads_ready(m->grads_ctx, m->block_first[l - 1], m->block_end[l - 1]);
+        for (int k = 0; k < 2; k++, s++) { /* the MLP sub-layer, then the attention's */
+            if (beside) {
+                if (s >= 2)
+                    o->wgrad_join(marks[s % 2]);
+                swap_scratch(m);
+            }
+            sublayer_bwd(m, l, k, &m->acts[2 * (l - 1) + 1 - k], D[s % nd], D[(s + 1) % nd], N);
+            if (beside)
+                marks[s % 2] = o->wgrad_mark();
+        }
+        block_ready(m, m->block_first[l - 1], m->block_end[l - 1]);
     }
-    o->embedding_bwd(DW(m, 0, P_EMBED), ga, m->tokens, m->emb_pos, m->emb_start, m->emb_groups, d);
-    if (m->grads_ready)
-        m->grads_ready(m->grads_ctx, 0, m->block_first[0]);
+    o->embedding_bwd(DW(m, 0, P_EMBED), D[s % nd], m->tokens, m->emb_pos, m->emb_start,
+                     m->emb_groups, d);
+    if (beside)
+        o->wgrad_join(-1);
+    block_ready(m, 0, m->block_first[0]);
 }
 
 /* ---- a micro-batch replayed ---- */

@@ -74,6 +74,27 @@ static inline size_t param_index(const struct param_info *p, size_t i)
 
 struct sub_acts;
 
+/* What the model spends on speed beyond what its backward needs, and why
+ * (model_memory.c, which says the rules and their settings). */
+struct model_memory {
+    int beside;      /* the weight gradients beside the other ops: the backward's scratch doubled */
+    int logit_rows;  /* rows of logits at a time */
+    int keep_swiglu; /* SwiGLU's output kept for the backward, not written again by it */
+    size_t extra;    /* bytes beyond the 128 MiB of logits and the single scratch */
+    char said[240];  /* the choice in words, for the run's log */
+};
+/* what the choice is made from: the sizes, and the bytes of each extra */
+struct model_memory_need {
+    int N, V, forward_only, beside;
+    size_t act_bytes;    /* of one act element */
+    size_t activations;  /* the bytes the sub-layers' activations take */
+    size_t beside_bytes; /* the second scratch, where beside */
+    size_t swiglu_bytes; /* SwiGLU's output of every layer */
+};
+/* 0, or -1 with err naming a setting that does not read */
+int model_memory_plan(const struct model_memory_need *need, struct model_memory *p, char *err,
+                      size_t errlen);
+
 struct model {
     const struct ops *ops;
     struct model_config cfg;
@@ -118,12 +139,19 @@ struct model {
     size_t loss_n, loss_cap;
     double loss_host;
     real *rope_cos, *rope_sin;      /* [T, hd/2] */
-    act *dstream[2];                /* gradients of the residual stream */
+    act *dstream[3];                /* gradients of the residual stream (the third where
+                                       the weight gradients run beside) */
     act *norm_tmp, *h_tmp;          /* a sub-layer's input gradient before its norm's backward
                                        [N,d]; SwiGLU's output [N,f'], written by the forward
-                                       and again by the backward */
+                                       and again by the backward (unless mem.keep_swiglu) */
     act *d_wide, *d_mid;            /* backward scratch: [N, max(3d, 2f')], [N, max(d, f')] */
     act *tmp[3];                    /* [N,d] each, for the less common variants' extra steps */
+    /* where the weight gradients run beside: the scratch above a second
+     * time, which the backward swaps with it at each sub-layer */
+    struct {
+        act *d_wide, *d_mid, *tmp[3];
+    } alt;
+    struct model_memory mem;
     void **allocs;                  /* every buffer, for model_destroy */
     int n_allocs;
     size_t bytes;                   /* asked of the backend, for out-of-memory reports */

@@ -529,6 +529,7 @@ int train_run(const struct job_spec *spec, const char *out_dir, const struct tra
         spec->name, spec->model.preset, spec->norm.name, r.m.n_weights / 1e6, spec->train.steps,
         spec->train.batch_seqs, spec->train.seq_len, opts->ops->name, gang,
         resumed ? " (resumed)" : "");
+    say(&r, "memory: %s", r.m.mem.said);
     if (resumed)
         say(&r, "resumed at step %ld", step);
     else if (opts->init_from)

@@ -149,9 +149,12 @@ int main(int argc, char **argv)
     }
     double tps = count * steps / dt, flops = tps * model_flops_per_token(&m);
     printf("RESULT impl=cod model=%s micro_batch=%d accum=%d params_m=%.1f tokens_per_s=%.0f "
-           "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f graph=%d\n",
+           "tflops=%.1f mfu=%.4f peak_gib=%.2f loss=%.4f graph=%d logit_rows=%d keep_swiglu=%d "
+           "wgrad_beside=%d\n",
            name, B, accum, m.n_weights / 1e6, tps, flops / 1e12, flops / peak_flops,
-           peak / 1073741824.0, loss, m.rec.replays >= (long)steps * accum);
+           peak / 1073741824.0, loss, m.rec.replays >= (long)steps * accum, m.mem.logit_rows,
+           m.mem.keep_swiglu, m.mem.beside);
+    printf("memory: %s\n", m.mem.said);
     const char *attention = m.ops->attention_choice ? m.ops->attention_choice() : NULL;
     if (attention)
         printf("attention: %s\n", attention);

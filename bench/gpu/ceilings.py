@@ -5,11 +5,13 @@ copy, bytes read plus bytes written) and bf16 matrix throughput (cuBLAS
 through torch.matmul, fp32 accumulation, random data), at 8192^3 and at the
 shapes of one training step of each preset at seq 256 (rows N = micro-batch
 x 256): the fused QKV, the output projection, the fused gate|up, the down
-projection and the lm_head. Each figure is the median of 20 timed runs
+projection and the lm_head, at the rows of logits cod takes at a time
+where LOGIT_ROWS gives them (its memory plan: bench_train_cuda's RESULT
+line), else all N. Each figure is the median of 20 timed runs
 after 5 warm-ups, timed with CUDA events, rotating over 4 input sets so
 that repeated runs do not just measure the L2 cache.
 
-usage: ceilings.py [PRESET:MICRO_BATCH ...]   (default llama-130m:64 llama-1b:16)
+usage: ceilings.py [PRESET:MICRO_BATCH[:LOGIT_ROWS] ...]   (default llama-130m:64 llama-1b:32)
 """
 import statistics
 import sys
@@ -57,7 +59,7 @@ def gemm_tflops(m, n, k):
 
 
 def main():
-    args = sys.argv[1:] or ["llama-130m:64", "llama-1b:16"]
+    args = sys.argv[1:] or ["llama-130m:64", "llama-1b:32"]
     if not torch.cuda.is_available():
         print(f"SKIP the GPU's ceilings: torch {torch.__version__} sees no CUDA device")
         return
@@ -70,15 +72,16 @@ def main():
     print(f"CEILING gemm 8192x8192x8192 bf16 {gemm_tflops(8192, 8192, 8192):.0f} TFLOP/s")
     del src, dst
     for a in args:
-        preset, B = a.split(":")
+        preset, B, *rows = a.split(":")
         d, f = PRESETS[preset]
         N = int(B) * 256
         for name, (out, inp) in {"qkv": (3 * d, d), "o": (d, d), "gate|up": (2 * f, d),
                                  "down": (d, f), "lm_head": (VOCAB, d)}.items():
-            fwd = gemm_tflops(N, out, inp)
-            dgrad = gemm_tflops(N, inp, out)
-            wgrad = gemm_tflops(out, inp, N)
-            print(f"CEILING {preset} N={N} {name:8s} {N}x{out}x{inp}: fwd {fwd:4.0f}  "
+            n = int(rows[0]) if rows and rows[0] and name == "lm_head" else N
+            fwd = gemm_tflops(n, out, inp)
+            dgrad = gemm_tflops(n, inp, out)
+            wgrad = gemm_tflops(out, inp, n)
+            print(f"CEILING {preset} N={n} {name:8s} {n}x{out}x{inp}: fwd {fwd:4.0f}  "
                   f"dgrad {dgrad:4.0f}  wgrad {wgrad:4.0f} TFLOP/s")
 
 

@@ -15,6 +15,14 @@ leave in their BENCH_OUT; and the comparison of the attention ceilings.
       of attention-*.log) with their comparison. What was not measured
       (cut off, skipped, failed) is null, with a note saying why where the
       logs say it.
+      Besides the figures: each change to the backend the speed call
+      measured on and off (CHANGE and RESULT lines of change-NAME-PRESET.log,
+      tests/gpu/plan_speed.sh: cod's tokens/s and peak GiB without it, and
+      the defaults' tokens/s over that), the memory plan each size chose
+      ("memory:" lines), the matmuls' timed choices ("cuBLASLt:" lines of
+      cod's runs), the op-by-op profiles (PROFILE lines of
+      profile-PRESET.log) and the GPU's ceilings (CEILING lines of
+      ceilings.log).
   results.py compare LOG...
       prints COMPARE lines from the ATTENTION lines of the logs: each
       shape's forward+backward TFLOP/s by implementation, cuDNN's over
@@ -158,6 +166,120 @@ def compare(shapes):
     return out
 
 
+# ---- what the speed call measured besides the figures (tests/gpu/plan_speed.sh)
+
+# each change to the backend, by the name plan_speed.sh gives it
+CHANGES = {
+    "tune": "cuBLASLt's algorithms timed at warm-up, the fastest kept",
+    "norm": "RMSNorm's row kernels: one read of x, the gains staged once a block",
+    "memory": "the memory plan's larger logit chunks",
+    "wgrad": "the weight gradients on a second stream",
+    "swiglu": "SwiGLU's output kept for the backward (forced on: off by the plan)",
+    "all": "every change off: the code as it was before them",
+}
+
+
+def changes(logs, sizes):
+    """[{name, what, settings, sizes: {preset: figures}}] in the order of
+    CHANGES; ratio: the defaults' tokens/s over this run's"""
+    with_ = {s["model"]: s["cod"] for s in sizes}
+    found = {}
+    for path in sorted(glob.glob(os.path.join(logs, "change-*.log"))):
+        head = lines(path, "CHANGE ")
+        if not head:
+            continue
+        f = fields(head[0])
+        name, preset = f.get("name"), f.get("preset")
+        c = found.setdefault(name, {"name": name, "what": CHANGES.get(name), "settings":
+                                    str(f.get("settings", "")).replace(",", " "), "sizes": {}})
+        res = lines(path, "RESULT ")
+        r = {"tokens_per_s": None, "mfu": None, "peak_gib": None}
+        if res:
+            g = fields(res[-1])
+            for k in ("tokens_per_s", "mfu", "peak_gib", "logit_rows", "keep_swiglu", "wgrad_beside"):
+                r[k] = g.get(k)
+        else:
+            r["note"] = f"no figure (cut off or failed): {last_line(path)}"
+        w = with_.get(preset) or {}
+        r["with_tokens_per_s"], r["with_peak_gib"] = w.get("tokens_per_s"), w.get("peak_gib")
+        r["ratio"] = (round(w["tokens_per_s"] / r["tokens_per_s"], 4)
+                      if w.get("tokens_per_s") and r["tokens_per_s"] else None)
+        c["sizes"][preset] = r
+    order = {n: i for i, n in enumerate(CHANGES)}
+    return sorted(found.values(), key=lambda c: order.get(c["name"], len(order)))
+
+
+def again(logs, sizes):
+    """llama-130m's cod timed a second time at the end of the call: the
+    spread against which a change's ratio is read"""
+    first = next((s["cod"]["tokens_per_s"] for s in sizes if s["model"] == "llama-130m"), None)
+    res = lines(newest(os.path.join(logs, "again", "llama-130m-cod-accum*.log")) or "", "RESULT ")
+    second = fields(res[-1]).get("tokens_per_s") if res else None
+    if not first or not second:
+        return None
+    return {"model": "llama-130m", "tokens_per_s": [first, second],
+            "apart": round(abs(second - first) / first, 4)}
+
+
+def profiles(logs):
+    """{preset: {run, ops: [{op, ms, share, launches}], total_ms}} of profile-PRESET.log"""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(logs, "profile-*.log"))):
+        preset = os.path.basename(path)[len("profile-"):-len(".log")]
+        ops, total = [], None
+        for line in lines(path, "PROFILE "):
+            m = re.match(r"PROFILE (.+?)\s+([\d.]+)\s+([\d.]+)%\s+(\d+)$", line)
+            t = re.match(r"PROFILE total\s+([\d.]+)$", line)
+            if m:
+                ops.append({"op": m.group(1), "ms": float(m.group(2)), "share": float(m.group(3)) / 100,
+                            "launches": int(m.group(4))})
+            elif t:
+                total = float(t.group(1))
+        res = lines(path, "RESULT ")
+        run = {k: v for k, v in fields(res[-1]).items()
+               if k in ("micro_batch", "accum", "tokens_per_s", "mfu")} if res else None
+        out[preset] = {"run": run, "ops": ops, "total_ms": total,
+                       "note": None if ops else f"no profile: {last_line(path)}"}
+    return out
+
+
+def ceilings(logs):
+    """the CEILING lines of ceilings.log: the copy, 8192³ and each shape"""
+    c = {"copy_tb_s": None, "gemm_8192_tflops": None, "shapes": []}
+    for line in lines(os.path.join(logs, "ceilings.log"), "CEILING "):
+        m = re.match(r"CEILING copy ([\d.]+) TB/s", line)
+        g = re.match(r"CEILING gemm 8192x8192x8192 bf16 ([\d.]+) TFLOP/s", line)
+        sh = re.match(r"CEILING (\S+) N=(\d+) (\S+) +(\d+)x(\d+)x(\d+): fwd +([\d.]+) +dgrad +([\d.]+) +wgrad +([\d.]+)", line)
+        if m:
+            c["copy_tb_s"] = float(m.group(1))
+        elif g:
+            c["gemm_8192_tflops"] = float(g.group(1))
+        elif sh:
+            c["shapes"].append({"model": sh.group(1), "rows": int(sh.group(2)), "product": sh.group(3),
+                                "m": int(sh.group(4)), "n": int(sh.group(5)), "k": int(sh.group(6)),
+                                "fwd_tflops": float(sh.group(7)), "dgrad_tflops": float(sh.group(8)),
+                                "wgrad_tflops": float(sh.group(9))})
+    return c
+
+
+def matmul_choices(log):
+    """the choices a cod run logged: [{op, shape, candidate, algo, and where
+    timed, of, ms, tflops, first_ms; where read from the cache file, from}]"""
+    out = []
+    for line in lines(log, "cuBLASLt: ") if log else []:
+        m = re.match(r"cuBLASLt: (.+?) (m=\d+ n=\d+ k=\d+)[^:]*: candidate (\d+) of (\d+) timed "
+                     r"\(([^)]*)\): ([\d.]+) ms, ([\d.]+) TFLOP/s; the heuristic's first ([\d.]+) ms", line)
+        c = re.match(r"cuBLASLt: (.+?) (m=\d+ n=\d+ k=\d+)[^:]*: candidate (\d+) \(([^)]*)\), from (.+)$", line)
+        if m:
+            out.append({"op": m.group(1), "shape": m.group(2), "candidate": int(m.group(3)),
+                        "of": int(m.group(4)), "algo": m.group(5), "ms": float(m.group(6)),
+                        "tflops": float(m.group(7)), "first_ms": float(m.group(8))})
+        elif c:
+            out.append({"op": c.group(1), "shape": c.group(2), "candidate": int(c.group(3)),
+                        "algo": c.group(4), "from": c.group(5)})
+    return out
+
+
 # ---- the machine and the code
 
 def cudnn_version():
@@ -250,6 +372,9 @@ def cod_side(log, chooses):
     for k in ("tokens_per_s", "mfu", "peak_gib", "micro_batch", "accum"):
         r[k] = f.get(k)
     r["graph"] = bool(f["graph"]) if "graph" in f else None
+    plan = [l[len("memory: "):] for l in lines(log, "memory: ")]
+    r["memory_plan"] = plan[-1] if plan else None
+    r["matmuls"] = matmul_choices(log)
     said = [m.group(1) for l in lines(log, "") for m in [re.search(r"(?:^|\] )attention: (.*)$", l)] if m]
     if said:
         r["attention_said"] = said[0]
@@ -321,11 +446,17 @@ def write(a):
         "peak_basis": PEAK_BASIS.get(a.peak),
         "shape": {"seq": 256, "vocab": 32000, "batch_seqs": 512,
                   "note": "the paper's batch: 512 sequences an update, 512 / micro-batch micro-batches"},
-        "settings": {k: os.environ[k] for k in ("COD_CUDA_GRAPHS", "COD_ATTENTION", "COD_CUDA_ATTENTION")
+        "settings": {k: os.environ[k] for k in ("COD_CUDA_GRAPHS", "COD_ATTENTION", "COD_CUDA_ATTENTION",
+                                                "COD_CUBLASLT_TUNE", "COD_CUDA_NORM_ROWS", "COD_SPEED_MEMORY",
+                                                "COD_CUDA_WGRAD_STREAM", "COD_LOGIT_ROWS", "COD_KEEP_SWIGLU")
                      if k in os.environ},
         "sizes": sizes,
         "attention": {"flops": FLOPS, "shapes": shapes, "comparison": compare(shapes),
                       "note": "; ".join(skipped) or None},
+        "changes": changes(a.logs, sizes),
+        "again": again(a.logs, sizes),
+        "profiles": profiles(a.logs),
+        "ceilings": ceilings(a.logs),
     }
     slug = re.sub(r"[^a-z0-9]+", "-", re.sub(r"^nvidia ", "", (dev["name"] or "unknown").lower()).replace("'", ""))
     path = os.path.join(a.out, f"{doc['date']}-{slug.strip('-')}.json")

@@ -140,6 +140,32 @@ def attention_table(doc):
     return rows
 
 
+def changes_table(doc):
+    """each change measured on and off, where the file has them"""
+    changes = doc.get("changes") or []
+    if not changes:
+        return []
+    presets = [s["model"] for s in doc["sizes"] if any(s["model"] in c["sizes"] for c in changes)]
+    rows = ["| change | the run's settings | " + " | ".join(presets) + " |",
+            "|---|---|" + "---|" * len(presets)]
+    for c in changes:
+        cells = []
+        for p in presets:
+            r = c["sizes"].get(p)
+            if not r:
+                cells.append("—")
+            elif r.get("ratio") is None:
+                cells.append("no figure")
+            else:
+                cells.append(f"{r['ratio']:.3f}× ({r['tokens_per_s']:,} tokens/s; "
+                             f"{dash(r.get('with_peak_gib'), '{:.2f}')} → {dash(r.get('peak_gib'), '{:.2f}')} GiB)")
+        rows.append(f"| {c.get('what') or c['name']} | `{c['settings']}` | " + " | ".join(cells) + " |")
+    spread = doc.get("again")
+    if spread:
+        rows += ["", f"{spread['model']} timed twice in the call: {spread['apart'] * 100:.2f} % apart."]
+    return rows
+
+
 def table(files):
     out = []
     for path, doc in newest_per_device(files):
@@ -147,6 +173,11 @@ def table(files):
         out += [device_line(path, doc), ""] + rows + [""]
         if missing:
             out += ["Not measured: " + "; ".join(missing) + ".", ""]
+        ch = changes_table(doc)
+        if ch:
+            out += ["Each change to the backend, from the same call: the defaults' tokens/s over the run "
+                    "with it switched (above 1: the default pays), that run's tokens/s, and peak memory "
+                    "with the defaults → in that run:", ""] + ch + [""]
         att = attention_table(doc)
         if att:
             out += [f"The attention alone ({doc['attention']['flops']}):", ""] + att

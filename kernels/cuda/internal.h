@@ -58,6 +58,11 @@ recording *cuda_record_end(char *err, size_t errlen);
 int cuda_replay(recording *r);
 void cuda_recording_free(recording *r);
 
+/* matmul.cu: the second stream of the weight gradients (ops.h) */
+extern "C" int cuda_wgrad_beside(void);
+long cuda_wgrad_mark(void);
+void cuda_wgrad_join(long mark);
+
 void cuda_matmul_fwd(act *out, const act *in, const act *w, int N, int In, int Out, real a,
                      const act *res, real b);
 void cuda_matmul_bwd(act *din, real *dw, const act *dout, const act *in, const act *w, int N,

@@ -57,6 +57,15 @@ int ops_cuda_cudnn_compiles(const char *device_json, int B, int T, int nh, int h
  * -1 with why. */
 int ops_cuda_cudnn_version_refused(size_t version, char *why, size_t len);
 
+/* For the tests: every matmul shape planned again at its next product,
+ * the settings (COD_CUBLASLT_*) and the cache file read again; with
+ * k >= 0 each new plan takes the heuristic's candidate of rank k (the
+ * last, where it offers fewer), untimed; -1: as COD_CUBLASLT_TUNE says.
+ * offered: the most candidates the heuristic gave a shape planned with
+ * k >= 0 since. */
+void ops_cuda_matmul_replan(int k);
+int ops_cuda_matmul_offered(void);
+
 /* Device memory the backend holds now and at most so far, in bytes
  * (everything it allocated: buffers, cuBLASLt's workspace, scratch). */
 void ops_cuda_memory(size_t *now, size_t *peak);

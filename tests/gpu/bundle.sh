@@ -57,8 +57,8 @@ fi
 if [ "$kind" = checks ]; then
     [ -f var/data/default-bytes/meta.json ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh
     tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000
-    names=(cod-train cod-analyze cod-server cod-worker cod test_ops_cuda test_model_cuda test_emu
-           bench_train_cuda bench_attention_cuda)
+    names=(cod-train cod-analyze cod-server cod-worker cod test_ops_cuda test_matmul_cuda test_model_cuda
+           test_emu bench_train_cuda bench_attention_cuda)
     archive=${BUNDLE_DEST:-$dest/bundle.tar.xz}
 else
     width_data=${WIDTH_BUNDLE_DATA:-$work/width-data}

@@ -2,7 +2,8 @@
 # gpu_found says whether there is a GPU to run on; gpu_env_setup chooses
 # where the GPU programs come from and sets:
 #   COD_BIN   directory of cod-train, cod-analyze, cod-server, cod-worker,
-#             test_*_cuda, bench_train_cuda, bench_attention_cuda
+#             cod, test_*_cuda, bench_train_cuda, bench_attention_cuda
+#   COD_CUBLASLT_CACHE  the matmuls' timed choices (build/gpu/cublaslt.txt)
 #   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes;
 #             the width bundle's: width/, its text and SentencePiece model)
 #   COD_REF   directory of the bundled CPU reference run (empty if none)
@@ -52,12 +53,13 @@ gpu_env_setup() { # log directory
         [ -d "$COD_REF" ] || COD_REF=
         echo "bundle: built from $(cat "$b/commit" 2>/dev/null || echo '?')$([ -s "$b/dirty" ] && echo ' with uncommitted changes')"
     else
-        make -j"$(nproc)" bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker gpu-tests \
+        make -j"$(nproc)" bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker bin/cod gpu-tests \
             > "$log_dir/build.log" 2>&1 || { echo "FAIL build (see $log_dir/build.log)"; tail -20 "$log_dir/build.log"; return 1; }
         [ -x build/gpu/test_ops_cuda ] || { echo "FAIL build: no nvcc found, so no CUDA backend was built"; return 1; }
         mkdir -p build/gpu/bin
-        for p in bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker build/gpu/test_ops_cuda build/gpu/test_model_cuda \
-                 build/gpu/test_emu build/gpu/bench_train_cuda build/gpu/bench_attention_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
+        for p in bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker bin/cod build/gpu/test_ops_cuda \
+                 build/gpu/test_matmul_cuda build/gpu/test_model_cuda build/gpu/test_emu build/gpu/bench_train_cuda \
+                 build/gpu/bench_attention_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
         COD_BIN=$PWD/build/gpu/bin
         { [ -f var/data/default-bytes/meta.json ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh >/dev/null; } &&
             tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000 >/dev/null ||
@@ -74,6 +76,11 @@ gpu_env_setup() { # log directory
     wheels=$(python3 -c 'import nvidia, os; [print(os.path.join(p, q, "lib")) for p in nvidia.__path__ for q in sorted(os.listdir(p)) if os.path.isdir(os.path.join(p, q, "lib"))]' 2>/dev/null || true)
     for d in $wheels; do extra=${extra:+$extra:}$d; done
     [ -n "$extra" ] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$extra
+    # the matmuls' timed choices, one file for every program of a machine's
+    # calls (build/ stays on it between them): the later runs read the
+    # choices of the first, so the checks compute with the measured ones
+    mkdir -p build/gpu
+    export COD_CUBLASLT_CACHE=${COD_CUBLASLT_CACHE-$PWD/build/gpu/cublaslt.txt}
     export COD_BIN COD_DATA COD_REF
     return 0
 }

@@ -14,29 +14,21 @@
 #                              caches filled for the speed call (WARM_TORCH)
 #   tests/gpu/plan.sh check    every GPU check (tests/gpu/run.sh, in two
 #                              halves at once) beside the depth study
-#                              (studies/depth/local.sh gpu), which reports
-#                              what has ended when the budget runs out, and
-#                              torch.compile's caches filled for the speed
-#                              call (WARM_TORCH: its sizes, "" for none)
-#   tests/gpu/plan.sh speed    cuDNN's attention checked first against the
-#                              CPU (test_ops_cuda attention_cudnn, seconds:
-#                              the figures that follow are of correct
-#                              numbers), the attention's ceiling (bench/gpu/
-#                              attention.sh: PyTorch's SDPA backends and cod's
-#                              attention at llama-130m's and llama-1b's
-#                              shapes), cod at the paper's batch
-#                              (bench/gpu/run.sh) at llama-130m, -1b, -71m
-#                              and -350m, cod's own profile of llama-130m,
-#                              then torch.compile at the same sizes in that
-#                              order while time is left (with the SDPA
-#                              backend it ran), cod's ratio to it, cod's
-#                              profile of llama-1b at the paper's batch, and
-#                              Nsight Compute's source counters of cod's own
-#                              attention kernels; whatever was cut off, the
-#                              measurement's results file
+#                              (studies/depth/local.sh gpu; DEPTH_STUDY=0
+#                              leaves it out), which reports what has ended
+#                              when the budget runs out, and torch.compile's
+#                              caches filled for the speed call (WARM_TORCH:
+#                              its sizes, "" for none)
+#   tests/gpu/plan.sh speed    cod against torch.compile at llama-71m to -1b
+#                              at the paper's batch, each change to the
+#                              backend measured on and off, the profiles of
+#                              llama-1b and -130m, the ceilings at the
+#                              steps' matmul shapes (tests/gpu/plan_speed.sh
+#                              says what, in which order); whatever was cut
+#                              off, the measurement's results file
 #                              ($OUT/results/DATE-DEVICE.json, for
 #                              bench/gpu/results/: bench/gpu/results.py)
-# BUDGET: the call's seconds (default 460 for width, 450 for check, 260 for
+# BUDGET: the call's seconds (default 460 for width, 450 for check, 270 for
 # speed); give the call a time limit some 30 s above it. What comes back: $OUT/CALL.txt,
 # the summary (also printed), and $OUT/CALL.tgz, every log and the study's
 # report. Without OUT (a dry run on another machine) they go to
@@ -49,14 +41,14 @@
 # CHECKS_B name the two halves' checks, STUDY_DIR and STUDY_OUT the study's
 # state and report (the width study's: the folder of its reports),
 # ATTENTION_SHAPES and ATTENTION_REPS the attention's shapes (presets or
-# NAME:B:H:T:D) and timed calls.
+# NAME:B:H:T:D) and timed calls, CHANGE_STEPS a change's timed updates.
 set -u
 cd "$(dirname "$0")/../.."
 call=${1:-}
 case $call in
 width) budget=${BUDGET:-460} ;;
 check) budget=${BUDGET:-450} ;;
-speed) budget=${BUDGET:-260} ;;
+speed) budget=${BUDGET:-270} ;;
 *) echo "usage: tests/gpu/plan.sh width|check|speed" >&2; exit 2 ;;
 esac
 case $budget in
@@ -95,7 +87,7 @@ left() { echo $((budget - SECONDS - ${1:-20})); }
 sizes=(llama-71m llama-130m llama-350m llama-1b)
 archive() {
     local extra=()
-    [ "$call" = check ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
+    [ "$call" = check ] && [ "${DEPTH_STUDY:-1}" = 1 ] && extra=("$report" "$study_dir"/*.log "$study_dir/mps")
     [ "$call" = width ] && mapfile -t extra < <(written_here 'gpu-*'
                                                  printf '%s\n' "$study_dir"/*.log "$study_dir/mps")
     # whatever was measured, null where nothing was (the summary says why)
@@ -181,15 +173,21 @@ study_end() {
 
 check_call() {
     # the study from the start: the longest step, and the only one that ends
-    # on its own at a deadline (with its report) rather than being cut off
-    local study warm
-    study_start studies/depth/local.sh 60
+    # on its own at a deadline (with its report) rather than being cut off;
+    # DEPTH_STUDY=0: the checks alone (and the caches, unless WARM_TORCH="")
+    local study warm depth=${DEPTH_STUDY:-1}
+    if [ "$depth" = 1 ]; then
+        study_start studies/depth/local.sh 60
+    else
+        warm_torch > "$logs/torch-warm.log" 2>&1 &
+        warm=$!
+    fi
     # the checks in two halves of about equal length, each check stopped
     # (and failed) where it would run into the archive's margin; export
     # reads the checkpoint that loss_curve leaves in its half's GPU_LOGS
     export CHECKS_UNTIL=$(($(date +%s) + $(left 40)))
     # shellcheck disable=SC2086 # check names, as words
-    GPU_LOGS=$logs/a tests/gpu/run.sh ${CHECKS_A:-test_emu test_ops_cuda test_model_cuda gang} \
+    GPU_LOGS=$logs/a tests/gpu/run.sh ${CHECKS_A:-test_emu test_ops_cuda test_matmul_cuda test_model_cuda gang} \
         > "$logs/checks-a.log" 2>&1 &
     local a=$!
     # shellcheck disable=SC2086
@@ -197,6 +195,11 @@ check_call() {
         status=1
     wait "$a" || status=1
     grep -hE '^(FAIL|[a-z_]+ +[0-9]+ passed)' "$logs/checks-a.log" "$logs/checks-b.log" | tee -a "$summary"
+    if [ "$depth" != 1 ]; then
+        wait "$warm"
+        tee -a "$summary" < "$logs/torch-warm.log"
+        return
+    fi
     study_end
     grep -E '^(study|depth study|cod |\[)' "$logs/study.log" | tail -n 8 | tee -a "$summary"
     grep -q '^depth study: report in' "$logs/study.log" || status=1
@@ -218,114 +221,8 @@ width_call() {
     grep -q 'width study: report in' "$logs/study.log" || status=1
 }
 
-speed_call() {
-    local p t w impl
-    bench() { # preset, implementation
-        t=$(left 15)
-        [ "$t" -gt 20 ] || { say "bench $1 $2: no time left"; status=1; return; }
-        BENCH_OUT=$logs IMPLS=$2 CEILINGS=0 ATTENTION_SHAPES= RESULTS_DIR= timeout -k 5 "$t" bench/gpu/run.sh "$1" \
-            > "$logs/bench-$1-$2.log" 2>&1 ||
-            { say "bench $1 $2: cut off or failed (see bench-$1-$2.log)"; status=1; }
-        grep -E "^$1 " "$logs/bench-$1-$2.log" | tee -a "$summary"
-        # how long torch.compile's untimed updates took: compiling, or
-        # loading what the check call compiled
-        w=$(warmup_s "$logs/$1-$2-accum"*.log)
-        [ -z "$w" ] || say "$1 $2: warm-up updates $w s"
-    }
-    # where a preset's updates go, op by op (an event after every launch),
-    # its PROFILE lines into the summary with what the label adds to
-    # "profile" after the word; fails where cut off or with too little time
-    profile() { # label, seconds needed, preset, micro-batch, updates, micro-batches an update
-        local label=$1 need=$2 failed=0
-        shift 2
-        t=$(left 15)
-        [ "$t" -gt "$need" ] || { say "$label: no time left"; return 1; }
-        COD_CUDA_PROFILE=1 timeout -k 5 "$t" "$COD_BIN/bench_train_cuda" "$1" 989 "$2" "$3" "$4" \
-            > "$logs/profile-$1.log" 2>&1 ||
-            { say "$label: cut off or failed: $(tail -n 1 "$logs/profile-$1.log")"; failed=1; }
-        sed -n "s/^PROFILE/PROFILE${label#profile}/p" "$logs/profile-$1.log" | tee -a "$summary"
-        return "$failed"
-    }
-    # cuDNN's attention against the CPU before any figure is taken with it
-    # (seconds; a build or machine without cuDNN says SKIP, and the speed
-    # figures are of cod's own kernels)
-    t=$(left 15)
-    if [ "$t" -gt 20 ]; then
-        timeout -k 5 "$((t < 60 ? t : 60))" "$COD_BIN/test_ops_cuda" attention_cudnn > "$logs/cudnn-check.log" 2>&1 ||
-            { say "attention_cudnn: failed or cut off (see cudnn-check.log)"; status=1; }
-        grep -E '^(PASS|FAIL|SKIP) ' "$logs/cudnn-check.log" | sed 's/^/attention_cudnn: /' | tee -a "$summary"
-    else
-        say "attention_cudnn: no time left"
-        status=1
-    fi
-    # the ceiling that cod's attention is measured against, before anything
-    # else: PyTorch's SDPA backends (cuDNN's, flash's, the memory-efficient
-    # one) and cod's attention (its own kernels, and cuDNN's where the build
-    # has it) at the MFU targets' shapes, and how they compare
-    t=$(left 15)
-    if [ "$t" -gt 20 ]; then
-        # shellcheck disable=SC2086 # presets or shapes, as words
-        BENCH_OUT=$logs REPS=${ATTENTION_REPS:-20} timeout -k 5 "$t" bench/gpu/attention.sh \
-            ${ATTENTION_SHAPES:-llama-130m llama-1b} > "$logs/attention.log" 2>&1 ||
-            { say "attention: cut off or failed (see attention.log)"; status=1; }
-        grep -E '^(SKIP|TORCH|ATTENTION|SDPA impl|COMPARE)' "$logs/attention.log" | tee -a "$summary"
-    else
-        say "attention: no time left"
-        status=1
-    fi
-    # cod's own figures next, seconds each: MFU at every size whatever
-    # else is cut off
-    for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" cod; done
-    # where llama-130m's step goes, one update a micro-batch of 64
-    profile profile 20 llama-130m 64 5 1 || status=1
-    # torch.compile, a minute or more each to compile: the MFU targets'
-    # sizes first; eager was left out (the H100 run of 2026-11-23 has it)
-    for p in llama-130m llama-1b llama-71m llama-350m; do bench "$p" torch-compile; done
-    # where llama-1b's update goes at the paper's batch (16 micro-batches of
-    # 32), the MFU target the H200 run missed by the least; not counted
-    profile "profile llama-1b" 30 llama-1b 32 1 16
-    # what issues the attention kernels' instructions, line by line of their
-    # machine code (the H200 run found them bound by issue, not by the
-    # tensor cores or memory): one launch of each of cod's own (where the
-    # build has cuDNN's too, COD_ATTENTION=own keeps to them) at
-    # llama-130m, under Nsight Compute's source counters, the report and
-    # its source page kept for reading elsewhere; last, as nothing here
-    # waits on it
-    t=$(left 15)
-    local ncu
-    ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null)
-    if [ -z "$ncu" ]; then
-        say "attention counters: no ncu here"
-    elif [ "$t" -gt 30 ]; then
-        # the forward's 12 launches come first, then each layer's dQ and dK, dV:
-        # skipping 11 takes the last forward and the first backward pair
-        if COD_ATTENTION=own timeout -k 5 "$t" "$ncu" --clock-control none --force-overwrite -k regex:fa_ -s 11 -c 3 \
-            --section SpeedOfLight --section Occupancy --section WarpStateStats \
-            --section InstructionStats --section SourceCounters \
-            --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum \
-            --export "$logs/attention" "$COD_BIN/bench_train_cuda" llama-130m 989 64 1 \
-            > "$logs/attention-ncu.log" 2>&1; then
-            "$ncu" --import "$logs/attention.ncu-rep" --page source --csv --print-source sass \
-                > "$logs/attention-sass.csv" 2>> "$logs/attention-ncu.log"
-            "$ncu" --import "$logs/attention.ncu-rep" > "$logs/attention-ncu.txt" 2>> "$logs/attention-ncu.log"
-            grep -E '^  [a-z].*fa_|Duration|hmma|Issue Slots Busy|Achieved Occupancy|inst_executed' \
-                "$logs/attention-ncu.txt" | sed 's/(__nv_bfloat16.*//; s/  */ /g; s/^/attention counters:/' |
-                tee -a "$summary"
-            say "attention counters: $logs/attention.ncu-rep, $(grep -c . "$logs/attention-sass.csv" 2>/dev/null || echo 0) lines of machine code in attention-sass.csv"
-        else
-            say "attention counters: cut off or failed: $(tail -n 1 "$logs/attention-ncu.log")"
-        fi
-    else
-        say "attention counters: no time left"
-    fi
-    # cod over torch.compile, from the two RESULT lines of one preset
-    for p in llama-130m llama-1b llama-71m llama-350m; do
-        awk -v p="$p" '/^RESULT/ { for (i = 1; i <= NF; i++) if ($i ~ /^tokens_per_s=/) t[FILENAME] = substr($i, 14) }
-            END { for (f in t) if (f ~ /-cod-/) c = t[f]; else o = t[f]
-                  if (c && o) printf "%-11s cod / torch-compile %.2fx\n", p, c / o }' \
-            "$logs/$p"-cod-accum*.log "$logs/$p"-torch-compile-accum*.log 2>/dev/null | tee -a "$summary"
-    done
-}
+# the speed call: tests/gpu/plan_speed.sh
+. tests/gpu/plan_speed.sh
 
 "${call}_call"
 exit $status

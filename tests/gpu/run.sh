@@ -6,6 +6,8 @@
 #                    assumes of mma.sync, ldmatrix, shuffles, cp.async,
 #                    graphs and capture, asked of the hardware
 #   test_ops_cuda    every op against the CPU backend, outputs poisoned first
+#   test_matmul_cuda every cuBLASLt candidate right and repeatable, the
+#                    timed choice and its cache file, the second stream
 #   test_model_cuda  loss and every gradient of every preset and norm variant
 #   loss_curve       300 updates of a small model on the default corpus,
 #                    CUDA against the CPU run of the same spec and seed
@@ -29,6 +31,8 @@
 # test-gpu` runs it; on a machine without a GPU it says so and exits 0
 # (SKIP). Not part of `make test` (tests/run.sh runs build/tests/* and
 # tests/*.sh only), which checks what the kernels compute on the emulator.
+# MODEL_PRESETS names the presets of test_model_cuda's presets check
+# (default every one up to llama-1b, whose CPU side takes a minute).
 # Usage: tests/gpu/run.sh [name-filter...]   logs in ${GPU_LOGS:-build/gpu/logs}
 # (a check runs when its name holds one of the filters; none: every check)
 set -u
@@ -70,7 +74,9 @@ run_one() {
 }
 run_one test_emu "$COD_BIN/test_emu"
 run_one test_ops_cuda "$COD_BIN/test_ops_cuda"
-run_one test_model_cuda "$COD_BIN/test_model_cuda"
+run_one test_matmul_cuda "$COD_BIN/test_matmul_cuda"
+# shellcheck disable=SC2086 # presets, as words
+run_one test_model_cuda "$COD_BIN/test_model_cuda" ${MODEL_PRESETS:-}
 run_one loss_curve bash tests/gpu/loss_curve.sh
 run_one export python3 tests/gpu/export_matches_transformers.py
 run_one hf python3 tests/gpu/hf_matches_transformers.py

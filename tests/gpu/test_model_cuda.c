@@ -17,6 +17,8 @@
  * forward's roundings alone. A run also repeats bit for bit: the same
  * step twice gives identical gradients, and a micro-batch replayed from its
  * recording (a CUDA graph) the same numbers as one run op by op. The
+ * variants run with the memory plan's extras forced (two chunks of logits,
+ * SwiGLU's output kept), the presets with its choice. The
  * presets and variants run the backend's default attention (cuDNN's where
  * it takes the call); cod's own kernels and cuDNN's are asked for by name
  * too, cuDNN's at T 128 (attention_cudnn, recorded_cudnn: a SKIP line
@@ -190,12 +192,18 @@ static void presets(void)
         CHECK(compare(chosen[i], "pre", 0) == 0, "%s", chosen[i]);
 }
 
+/* every variant with the memory plan's extras forced (model_memory.c):
+ * the logits in two chunks of 64 rows, SwiGLU's output kept */
 static void variants(void)
 {
     char names[512];
     snprintf(names, sizeof names, "%s", variant_preset_names());
+    setenv("COD_LOGIT_ROWS", "64", 1);
+    setenv("COD_KEEP_SWIGLU", "1", 1);
     for (char *save = NULL, *v = strtok_r(names, ", ", &save); v; v = strtok_r(NULL, ", ", &save))
         CHECK(compare("llama-9m", v, 0) == 0, "variant %s", v);
+    unsetenv("COD_LOGIT_ROWS");
+    unsetenv("COD_KEEP_SWIGLU");
 }
 
 static void variants_fallback_attention(void)

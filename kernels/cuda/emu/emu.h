@@ -37,6 +37,12 @@
  * holds, and attention takes the path it takes on a GPU without cuDNN. */
 #define COD_CUDNN_SONAME "libcudnn-none-in-the-emulator.so.9"
 
+/* The emulator's times say nothing of a GPU's, so timing cuBLASLt's
+ * candidates (matmul_tune.cu) would only slow its programs down: they take
+ * the heuristic's first unless COD_CUBLASLT_TUNE=1 asks for the timing,
+ * as the tests of that path do (tests/cuda_emu.sh, test_matmul_cuda). */
+#define COD_CUBLASLT_TUNE_DEFAULT 0
+
 /* launch.sed turns every __shared__ declaration into emu::shared's; one
  * it could not read stops the build here, by this name */
 #define __shared__ __shared___declaration_that_launch_sed_could_not_read

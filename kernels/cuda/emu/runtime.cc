@@ -4,7 +4,7 @@
  * done at once in the order it is issued, and the stream capture of CUDA
  * graphs, which records that work to replay it. The rules a real device
  * enforces are enforced here, each failure answered as the runtime answers
- * it: launch limits, the shared memory a kernel may use unless allowed
+ * it (streams of their own and events: streams.cc): launch limits, the shared memory a kernel may use unless allowed
  * more, copies whose direction does not match their pointers, calls a
  * thread-local capture forbids (they fail it), a fault that leaves every
  * later call failing. */
@@ -19,17 +19,11 @@
 
 #include "kernels/cuda/emu/internal.h"
 
-/* an operation on a stream: cudaSuccess, or the fault it caused and why */
-typedef std::function<cudaError_t(std::string *)> Work;
-
-struct CUevent_st {
-    double ms;
-};
 struct CUgraph_st {
-    std::vector<Work> work;
+    std::vector<emu::Work> work;
 };
 struct CUgraphExec_st {
-    std::vector<Work> work;
+    std::vector<emu::Work> work;
 };
 
 namespace emu {
@@ -92,15 +86,6 @@ void device_fault(cudaError_t e, const char *fmt, ...)
     set(e);
 }
 
-/* a call a thread-local capture forbids fails, and so does the capture */
-bool forbidden_in_capture()
-{
-    if (!cap.on)
-        return false;
-    cap.invalid = true;
-    set(cudaErrorStreamCaptureUnsupported);
-    return true;
-}
 
 /* the default stream of the thread (0 or cudaStreamPerThread: the build is
  * --default-stream per-thread) or a stream of its own */
@@ -128,11 +113,28 @@ std::map<uintptr_t, size_t>::iterator holder(const void *p, size_t bytes)
 
 bool in_device(const void *p, size_t bytes) { return holder(p, bytes) != st().allocs.end(); }
 
-/* run now, or record while the stream is captured */
+} /* namespace */
+
+/* a call a thread-local capture forbids fails, and so does the capture */
+bool forbidden_in_capture()
+{
+    if (!cap.on)
+        return false;
+    cap.invalid = true;
+    set(cudaErrorStreamCaptureUnsupported);
+    return true;
+}
+
+cudaError_t sticky_error() { return st().sticky ? set(st().sticky) : cudaSuccess; }
+
+/* run now, record while the stream is captured, or queue on a stream of
+ * its own (streams.cc) */
 cudaError_t issue(cudaStream_t s, Work work)
 {
     if (st().sticky)
         return set(st().sticky);
+    if (own_stream(s))
+        return queue(s, std::move(work));
     if (captured(s)) {
         cap.work.push_back(std::move(work));
         return cudaSuccess;
@@ -144,6 +146,8 @@ cudaError_t issue(cudaStream_t s, Work work)
     }
     return cudaSuccess;
 }
+
+namespace {
 
 cudaError_t run_launch(const Kernel &k, std::string *why)
 {
@@ -197,9 +201,14 @@ const ErrorText ERRORS[] = {
     ERROR_TEXT(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing"),
     ERROR_TEXT(cudaErrorStreamCaptureInvalidated,
                "operation failed due to a previous error during capture"),
+    ERROR_TEXT(cudaErrorStreamCaptureUnjoined,
+               "capture was not joined back to the origin stream"),
+    ERROR_TEXT(cudaErrorNotReady, "device not ready"),
     ERROR_TEXT(cudaErrorIllegalState, "the operation cannot be performed in the present state"),
 };
 #undef ERROR_TEXT
+
+} /* namespace */
 
 double now_ms()
 {
@@ -207,8 +216,6 @@ double now_ms()
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
 }
-
-} /* namespace */
 
 bool device_pointer(const void *p) { return in_device(p, 0); }
 
@@ -337,6 +344,7 @@ cudaError_t cudaDeviceReset(void)
     s.allocated = 0;
     s.sticky = s.last = cudaSuccess;
     s.smem_allowed.clear();
+    emu::discard_queued();
     cap = emu::Capture{};
     return cudaSuccess;
 }
@@ -456,6 +464,8 @@ cudaError_t cudaFree(void *p)
         return cudaSuccess;
     if (emu::forbidden_in_capture())
         return cudaErrorStreamCaptureUnsupported;
+    /* as the runtime's, a free waits for the device: the streams' queues first */
+    emu::drain_all();
     auto it = st().allocs.find((uintptr_t)p);
     if (it == st().allocs.end())
         return set(cudaErrorInvalidValue);
@@ -530,74 +540,9 @@ cudaError_t cudaDeviceSynchronize(void)
 {
     if (emu::forbidden_in_capture())
         return cudaErrorStreamCaptureUnsupported;
+    if (cudaError_t e = emu::drain_all())
+        return e;
     return st().sticky ? set(st().sticky) : cudaSuccess;
-}
-
-cudaError_t cudaEventCreate(cudaEvent_t *e)
-{
-    *e = new CUevent_st{0};
-    return cudaSuccess;
-}
-
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned)
-{
-    return cudaEventCreate(e);
-}
-
-/* Streams of their own (the NCCL communicator's): work runs as it is
- * issued, so a stream is only a name, always idle, and waiting on an event
- * has nothing to wait for. */
-struct CUstream_st {
-    int unused;
-};
-
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned)
-{
-    *s = new CUstream_st{0};
-    return cudaSuccess;
-}
-
-cudaError_t cudaStreamDestroy(cudaStream_t s)
-{
-    delete s;
-    return cudaSuccess;
-}
-
-cudaError_t cudaStreamQuery(cudaStream_t)
-{
-    return st().sticky ? set(st().sticky) : cudaSuccess;
-}
-
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned)
-{
-    return st().sticky ? set(st().sticky) : cudaSuccess;
-}
-
-cudaError_t cudaEventDestroy(cudaEvent_t e)
-{
-    delete e;
-    return cudaSuccess;
-}
-
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
-{
-    return emu::issue(s, [e](std::string *) {
-        e->ms = emu::now_ms();
-        return cudaSuccess;
-    });
-}
-
-cudaError_t cudaEventSynchronize(cudaEvent_t)
-{
-    if (emu::forbidden_in_capture())
-        return cudaErrorStreamCaptureUnsupported;
-    return st().sticky ? set(st().sticky) : cudaSuccess;
-}
-
-cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
-{
-    *ms = (float)(b->ms - a->ms);
-    return cudaSuccess;
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
@@ -619,9 +564,14 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph)
     *graph = nullptr;
     if (!cap.on || !emu::same_stream(s, cap.stream))
         return set(cudaErrorIllegalState);
-    bool invalid = cap.invalid;
-    std::vector<Work> work = std::move(cap.work);
+    bool invalid = cap.invalid, unjoined = emu::discard_queued();
+    std::vector<emu::Work> work = std::move(cap.work);
     cap = emu::Capture{};
+    if (unjoined) {
+        fprintf(stderr, "cuda emulator: the capture ends with work on a stream of its own that "
+                        "the captured stream never waited for\n");
+        return set(cudaErrorStreamCaptureUnjoined);
+    }
     if (invalid)
         return set(cudaErrorStreamCaptureInvalidated);
     *graph = new CUgraph_st{std::move(work)};
