@@ -94,8 +94,9 @@ What this scale shows: Pre-LN's out_var grows block after block and LNS
 holds it flatter, the variance half of the Curse of Depth.
 $here
 The depth study (studies/depth, bench/RESULTS.md), three seeds at width
-64, found LNS behind Pre-LN at every depth up to 48, and LNS's damped deep
-blocks, not Pre-LN's, the idle ones.
+64, found LNS behind Pre-LN beyond the seed noise at 24 and 48 layers
+(unresolved at 6 and 12), and LNS's damped deep blocks, not Pre-LN's, the
+idle ones.
 
 demo: the server keeps running (pid $(cat "$d/server.pid")):
   dashboard   $B/

@@ -498,10 +498,11 @@ int spec_from_json(json_t *root, struct job_spec *out, struct spec_error *err)
 
     s.eval_tokens = 10000000;
     int every_given = 0;
-    static const char *const eval_keys[] = {"every", "tokens", NULL};
+    static const char *const eval_keys[] = {"every", "tokens", "train_tokens", NULL};
     if (field_section(root, "eval", eval_keys, &sec, err) ||
         (sec && ((every_given = field_long(sec, "eval", "every", 0, &s.eval_every, err)) < 0 ||
-                 field_long(sec, "eval", "tokens", 1, &s.eval_tokens, err) < 0)))
+                 field_long(sec, "eval", "tokens", 1, &s.eval_tokens, err) < 0 ||
+                 field_long(sec, "eval", "train_tokens", 0, &s.eval_train_tokens, err) < 0)))
         return -1;
     if (finetune_check(&s, every_given, err))
         return -1;

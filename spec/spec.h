@@ -101,6 +101,7 @@ struct job_spec {
     int n_after;
     struct train_cfg train;
     long eval_every, eval_tokens;
+    long eval_train_tokens; /* training targets evaluated beside them (0: none) */
     long stats_every;
     long checkpoint_every;  /* steps between checkpoints (0: only at the end and on stop) */
     int checkpoint_keep;    /* newest checkpoints kept on disk */

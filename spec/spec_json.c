@@ -109,6 +109,10 @@ json_t *spec_to_json(const struct job_spec *s)
 
     bad |= put(eval, "every", json_integer(s->eval_every));
     bad |= put(eval, "tokens", json_integer(s->eval_tokens));
+    /* only when asked for, so that a spec without it keeps its JSON form
+     * (and a checkpoint written before the field resumes) */
+    if (s->eval_train_tokens > 0)
+        bad |= put(eval, "train_tokens", json_integer(s->eval_train_tokens));
     bad |= put(stats, "every", json_integer(s->stats_every));
     bad |= put(ck, "every", json_integer(s->checkpoint_every));
     bad |= put(ck, "keep", json_integer(s->checkpoint_keep));

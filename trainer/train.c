@@ -35,6 +35,7 @@ struct run {
     act *pack[2];            /* documents packing: the statistics' batch without its pads */
     int32_t *tok, *tgt;
     long long tokens;        /* the targets trained on (checkpoints' state.json) */
+    int64_t train_stride;    /* eval.train_tokens' sample: every train_stride-th row (0: not yet) */
     struct layer_stats stats;
     json_t *spec_json;
     struct comm *comm; /* the gang's, or comm_single */
@@ -94,20 +95,35 @@ static void emit_line(void *run, const char *line)
     say(run, "%s", line);
 }
 
-/* Each rank evaluates its share of the held-out sequences; the sums add. */
-static void evaluate(struct run *r, long step)
+/* Each rank evaluates its share of the sequences; the sums add. */
+static void evaluate_set(struct run *r, long step, const struct loader *set, int64_t tokens,
+                         int64_t stride, const char *what)
 {
     int64_t count;
     double v[2];
-    eval_shard(&r->m, &r->val, r->spec->eval_tokens, r->rank, r->world, r->tok, r->tgt, &v[0],
-               &count);
+    eval_sample_shard(&r->m, set, tokens, stride, r->rank, r->world, r->tok, r->tgt, &v[0], &count);
     v[1] = (double)count;
     r->comm->allreduce_host(r->comm, v, 2);
     double loss = v[1] > 0 ? v[0] / v[1] : NAN, ppl = exp(loss);
-    emit(r, step, "eval/loss", -1, loss);
-    emit(r, step, "eval/ppl", -1, ppl);
+    char name[32];
+    snprintf(name, sizeof(name), "%s/loss", what);
+    emit(r, step, name, -1, loss);
+    snprintf(name, sizeof(name), "%s/ppl", what);
+    emit(r, step, name, -1, ppl);
     if (r->rank == 0)
-        say(r, "eval step %ld: loss %.4f ppl %.2f over %.0f tokens", step, loss, ppl, v[1]);
+        say(r, "%s step %ld: loss %.4f ppl %.2f over %.0f tokens", what, step, loss, ppl, v[1]);
+}
+
+/* The held-out loss, and beside it, where eval.train_tokens asks, the same
+ * model's loss on a fixed sample of the training rows. */
+static void evaluate(struct run *r, long step)
+{
+    evaluate_set(r, step, &r->val, r->spec->eval_tokens, 1, "eval");
+    if (r->spec->eval_train_tokens <= 0)
+        return;
+    if (!r->train_stride)
+        r->train_stride = eval_sample_stride(&r->train, r->spec->eval_train_tokens);
+    evaluate_set(r, step, &r->train, r->spec->eval_train_tokens, r->train_stride, "train_eval");
 }
 
 /* Activations on the fixed held-out batch: the first micro-batch of

@@ -7,7 +7,10 @@ cpu-3200), this pairs their runs by seed from the folders' cells.csv, the
 way the report does within one: finished runs only (a diverged or unfinished
 replicate is left out and counted), the difference A − B of the final eval
 perplexity per seed, and a two-sided paired t-test on those differences
-(n − 1 degrees of freedom) with its 95 % interval. Cells pair when every
+(n − 1 degrees of freedom) with its 95 % interval; then the same in nats
+of eval loss with its verdict by studies/verdict.py's rule (a difference
+shown, within noise by TOST against ±0.01 nats, unresolved, or n = 1),
+Holm-corrected over the settings of one call. Cells pair when every
 grid key but the norm and the seed is equal (a key one folder's grid lacks
 counts as its base value, and pairs only with the same lack).
 
@@ -21,55 +24,14 @@ base's rate, seed by seed, at every depth both have.
 usage: studies/depth/pair.py A B DIR...    (e.g. mixln pre studies/depth/cpu-3200 studies/depth/cpu-3200-rivals-24)
 """
 import csv
-import math
+import importlib.util
 import os
-import statistics
 import sys
 
-def beta_cf(a, b, x):
-    """The regularized incomplete beta's continued fraction (modified Lentz)."""
-    tiny = 1e-300
-    c, d = 1.0, 1 - (a + b) * x / (a + 1)
-    d = 1 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 301):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1 + num * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < 1e-15:
-            break
-    return h
-
-
-def beta_reg(a, b, x):
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1) / (a + b + 2):
-        return front * beta_cf(a, b, x) / a
-    return 1 - front * beta_cf(b, a, 1 - x) / b
-
-
-def t_two_sided(t, df):
-    """P(|T| ≥ t) for Student's t with df degrees of freedom."""
-    return 0.0 if math.isinf(t) else beta_reg(df / 2, 0.5, df / (df + t * t))
-
-
-def t_critical(p, df):
-    lo, hi = 0.0, 1.0
-    while t_two_sided(hi, df) > p:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_two_sided(mid, df) > p else (lo, mid)
-    return (lo + hi) / 2
+here = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("verdict", os.path.join(here, "..", "verdict.py"))
+verdict = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(verdict)
 
 
 def load(folders):
@@ -132,14 +94,14 @@ def finished(r):
     return r["state"] == "succeeded" and r["diverged"] != "true" and r["eval_ppl"] != ""
 
 
-def main(a, b, folders):
+def main(a, b, folders, margin=verdict.MARGIN):
     (na, fa), (nb, fb) = side(a), side(b)
     keys, runs = load(folders)
     free = set(fa) | set(fb)
     cells_a, cells_b = pick(keys, runs, na, fa, free), pick(keys, runs, nb, fb, free)
     settings = sorted({s for s, _ in cells_a} | {s for s, _ in cells_b},
                       key=lambda s: [order(k.split("=", 1)[1]) for k in s])
-    out = 0
+    lines = []
     for setting in settings:
         seeds = sorted({seed for s, seed in list(cells_a) + list(cells_b) if s == setting}, key=order)
         diffs, left = [], []
@@ -148,32 +110,29 @@ def main(a, b, folders):
             if ra is None or rb is None:
                 continue
             if finished(ra) and finished(rb):
-                diffs.append((seed, float(ra["eval_ppl"]) - float(rb["eval_ppl"])))
+                diffs.append((seed, float(ra["eval_ppl"]) - float(rb["eval_ppl"]),
+                              float(ra["eval_loss"]) - float(rb["eval_loss"])))
             else:
                 left.append(seed)
-        if not diffs and not left:
-            continue
-        out += 1
+        if diffs or left:
+            lines.append((setting, diffs, left,
+                          verdict.Comparison(", ".join(setting), [x for _, _, x in diffs], a, b)))
+    if not lines:
+        sys.exit(f"pair: no cells of {a} and {b} at equal settings and seeds in {', '.join(folders)}")
+    # the settings of one call are one family: Holm over them
+    verdict.judge([c for *_, c in lines], margin)
+    for setting, diffs, left, nats in lines:
         head = f"{', '.join(setting)}: {a} − {b}"
         skipped = f"; seeds {', '.join(left)} left out (not finished, or diverged)" if left else ""
         if len(diffs) < 2:
-            print(f"{head}: {len(diffs)} pair(s), too few to test{skipped}")
+            one = f" ({diffs[0][1]:+.3f} ppl, {diffs[0][2]:+.4f} nats at seed {diffs[0][0]})" if diffs else ""
+            print(f"{head}: {len(diffs)} pair(s), too few to test{one}{skipped}")
             continue
-        d = [v for _, v in diffs]
-        n, mean, sd = len(d), statistics.mean(d), statistics.stdev(d)
-        se = sd / math.sqrt(n)
-        if se == 0:
-            p, lo, hi = (1.0 if mean == 0 else 0.0), mean, mean
-        else:
-            p = t_two_sided(mean / se, n - 1)
-            half = t_critical(0.05, n - 1) * se
-            lo, hi = mean - half, mean + half
-        reading = "within seed noise" if p >= 0.05 else (f"{a} lower" if mean < 0 else f"{b} lower")
-        per_seed = ", ".join(f"{s}: {v:+.3f}" for s, v in diffs)
-        print(f"{head}: {mean:+.3f} [{lo:+.3f}, {hi:+.3f}], p = {p:.2g}, {n} pairs, {reading} "
-              f"(by seed {per_seed}){skipped}")
-    if not out:
-        sys.exit(f"pair: no cells of {a} and {b} at equal settings and seeds in {', '.join(folders)}")
+        ppl = verdict.Comparison("ppl", [v for _, v, _ in diffs])
+        ppl.test(margin)
+        per_seed = ", ".join(f"{s}: {v:+.3f}" for s, v, _ in diffs)
+        print(f"{head}: {ppl.mean:+.3f} [{ppl.lo:+.3f}, {ppl.hi:+.3f}], p = {ppl.p:.2g}, {len(diffs)} pairs "
+              f"(ppl, by seed {per_seed}); {verdict.describe(nats, margin)}{skipped}")
 
 
 if __name__ == "__main__":

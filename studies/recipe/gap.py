@@ -5,29 +5,31 @@ how far a recipe moves it from the reference's, beside the seed noise.
 Each folder is one sweep's report (its cells.csv) of norm pre and lns at
 seeds 1, 2, 3 on one recipe. Per folder: the gap at each seed, final eval
 perplexity of LNS minus Pre-LN's (and the same in eval loss, nats), its
-mean and a two-sided paired t-test against 0 (positive: LNS behind). Per
-folder after the first: the change of the gap from the first folder's,
-seed by seed (a difference of differences), its mean, 95 % interval and
-t-test; "within seed noise" when p >= 0.05. Only finished runs count; a
+mean and 95 % interval (positive: LNS behind). Per folder after the
+first: the change of the gap from the first folder's, seed by seed (a
+difference of differences), the same way. The verdicts are in nats, by
+studies/verdict.py's rule: a difference shown (paired t-test), within
+noise (TOST against ±0.01 nats on the same comparison's paired noise),
+unresolved, or n = 1; every gap and change of one reading is one family,
+Holm-corrected. The perplexities are described, not judged (the two
+recipes' are of different texts). Only finished runs count; a
 seed with a diverged or unfinished run on either side is left out and
 named. A recipe's seeds may come from several sweeps (seeds added later,
 `SEEDS=3 OUT=...` in run.sh): its folders joined by "+" read as one, a
 finished run standing in for a cancelled one of the same norm and seed.
-The t-test is studies/depth/pair.py's.
 
 usage: studies/recipe/gap.py REFERENCE_DIR[+DIR...] DIR[+DIR...]...
 """
 import csv
 import importlib.util
-import math
 import os
-import statistics
 import sys
 
-spec = importlib.util.spec_from_file_location(
-    "pair", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "depth", "pair.py"))
+here = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("pair", os.path.join(here, "..", "depth", "pair.py"))
 pair = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pair)
+verdict = pair.verdict
 
 
 def gaps(folders):
@@ -57,41 +59,41 @@ def gaps(folders):
     return out, left
 
 
-def test(d):
-    """mean, 95 % interval and two-sided p of the paired differences d"""
-    n, mean = len(d), statistics.mean(d)
-    se = statistics.stdev(d) / math.sqrt(n)
-    if se == 0:
-        return mean, mean, mean, 1.0 if mean == 0 else 0.0
-    half = pair.t_critical(0.05, n - 1) * se
-    return mean, mean - half, mean + half, pair.t_two_sided(mean / se, n - 1)
-
-
-def line(name, d, left, what):
+def ppl_line(name, d, left):
+    """the gap in perplexity, described: the verdict is the nats'"""
     skipped = f"; seeds {', '.join(sorted(left, key=pair.order))} left out" if left else ""
-    if len(d) < 2:
-        return f"{name}: {len(d)} seed(s), too few to test{skipped}"
-    mean, lo, hi, p = test([v for _, v in d])
-    reading = "within seed noise" if p >= 0.05 else what(mean)
     by = ", ".join(f"{s}: {v:+.3f}" for s, v in d)
-    return f"{name}: {mean:+.3f} [{lo:+.3f}, {hi:+.3f}], p = {p:.2g}, {reading} (by seed {by}){skipped}"
+    if len(d) < 2:
+        return f"{name}: {len(d)} seed(s), no interval (by seed {by}){skipped}"
+    c = verdict.Comparison(name, [v for _, v in d])
+    c.test(verdict.MARGIN)
+    return f"{name}: {c.mean:+.3f} [{c.lo:+.3f}, {c.hi:+.3f}], p = {c.p:.2g} (by seed {by}){skipped}"
 
 
-def main(folders):
+def main(folders, margin=verdict.MARGIN):
     ref, ref_left = gaps(folders[0])
+    blocks = []
     for i, folder in enumerate(folders):
         g, left = (ref, ref_left) if i == 0 else gaps(folder)
-        print(f"{folder}")
-        for k, unit in ((0, "ppl"), (1, "nats")):
-            d = [(s, v[k]) for s, v in g.items()]
-            print("  " + line(f"LNS − Pre-LN ({unit})", d, left,
-                              lambda m: "LNS behind" if m > 0 else "LNS ahead"))
-            if i == 0:
-                continue
-            dd = [(s, v[k] - ref[s][k]) for s, v in g.items() if s in ref]
+        rows = [("LNS − Pre-LN", [(s, v) for s, v in g.items()], left, False)]
+        if i:
             gone = left | ref_left | ({s for s in g} ^ {s for s in ref})
-            print("  " + line(f"its change from {folders[0]} ({unit})", dd, gone,
-                              lambda m: "LNS gains on Pre-LN" if m < 0 else "LNS loses ground"))
+            rows.append((f"its change from {folders[0]}",
+                         [(s, (v[0] - ref[s][0], v[1] - ref[s][1])) for s, v in g.items() if s in ref],
+                         gone, True))
+        blocks.append((folder, [(name, d, gone, change,
+                                 verdict.Comparison(name, [v[1] for _, v in d], *(
+                                     ("this recipe's gap", "the reference's") if change else ("LNS", "Pre-LN"))))
+                                for name, d, gone, change in rows]))
+    # every gap and change in nats of this reading is one family
+    verdict.judge([c for _, rows in blocks for *_, c in rows], margin)
+    for folder, rows in blocks:
+        print(folder)
+        for name, d, gone, change, c in rows:
+            print("  " + ppl_line(f"{name} (ppl)", [(s, v[0]) for s, v in d], gone))
+            skipped = f"; seeds {', '.join(sorted(gone, key=pair.order))} left out" if gone else ""
+            by = ", ".join(f"{s}: {v[1]:+.3f}" for s, v in d)
+            print(f"  {name} (loss): {verdict.describe(c, margin)} (by seed {by}){skipped}")
 
 
 if __name__ == "__main__":

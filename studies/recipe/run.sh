@@ -14,6 +14,9 @@
 # paper's, each read against today's (whose sweep, the same as before, is
 # followed, not run again, in the same STUDY_DIR):
 #   CHANGES="train.precision=bf16 data.packing=documents model.embed_std=0.02 norm.gains=frozen"
+# RECIPES (default "today paper"): which recipes' sweeps run, say
+# RECIPES=paper GRID_MORE="model.n_layers=12" OUT=studies/recipe/cpu-12
+# for the width study's 12 x 64 cell (its README).
 # OUT: the reports' folder (default studies/recipe); GRID_MORE: words added
 # to every sweep's grid (a small check: GRID_MORE="model.n_layers=2
 # train.steps=20 train.warmup=2"). SEEDS (default 1,2,3): the seeds, comma
@@ -33,7 +36,8 @@ COD_PREP=$(dirname "$COD")/cod-prep studies/recipe/data.sh
 
 names=() bases=() grids=()
 if [ -z "${CHANGES:-}" ]; then
-    for r in today paper; do
+    for r in ${RECIPES:-today paper}; do
+        [ -f "studies/recipe/$r-cpu.json" ] || { echo "recipe study: no studies/recipe/$r-cpu.json" >&2; exit 2; }
         names+=("cpu-$r") bases+=("studies/recipe/$r-cpu.json") grids+=("$grid")
     done
 else

@@ -10,7 +10,10 @@
 # paper's seq_len) hold (WIDTH_DATA/tokens.json).
 #   studies/width/data.sh SRC     (the unpacked bundle's data/width, or
 #                                  var/gpu-bundle/width-data here)
-# COD_PREP names cod-prep (default bin/cod-prep).
+# COD_PREP names cod-prep (default bin/cod-prep). WIDTH_POOL (default 1):
+# the share of the training documents tokenized (slice.py: spread evenly
+# over the sources, as the bundle's share was drawn), for a call that
+# repeats a smaller pool; the held-out documents are all kept.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=${1:?usage: studies/width/data.sh SRC}
@@ -22,9 +25,17 @@ if [ ! -f "$data/meta.json" ]; then
         [ -f "$src/$f" ] || { echo "width data: no $src/$f" >&2; exit 1; }
     done
     start=$SECONDS
+    train=$src/train.jsonl.xz
+    if [ "${WIDTH_POOL:-1}" != 1 ]; then
+        mkdir -p "$(dirname "$data")"
+        train=$data.pool.jsonl
+        read -r n kept _ < <(python3 studies/width/slice.py "$WIDTH_POOL" "$src/train.jsonl.xz" "$train")
+        echo "width data: the pool's share $WIDTH_POOL: $kept of $n training documents"
+    fi
     "${COD_PREP:-bin/cod-prep}" --tokenizer sentencepiece --tokenizer-model "$src/sp.model" \
         --split "paragraphs:$split" --threads "$(nproc)" --quiet --out "$data" \
-        --val "$src/val.jsonl.xz" "$src/train.jsonl.xz"
+        --val "$src/val.jsonl.xz" "$train"
+    [ "$train" = "$src/train.jsonl.xz" ] || rm -f "$train"
     echo "width data: tokenized in $((SECONDS - start)) s on $(nproc) cores into $data"
 fi
 [ -f "$data/tokens.json" ] || python3 studies/width/tokens.py "$data" "$seq" > "$data/tokens.json"

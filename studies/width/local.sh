@@ -9,16 +9,17 @@
 # cut at the same point if the deadline comes first; run.sh submits, waits
 # and writes the reports and the reading.
 #   studies/width/local.sh gpu
-# RECIPES, SEEDS, DEPTHS, TOKENS, SPEC_MORE as for studies/width/run.sh;
+# CALL (call.sh's presets: seeds, the default, half, first) and RECIPES,
+# SEEDS, RATES, DEPTHS, TOKENS, SPEC_MORE, ... as for studies/width/run.sh;
 # WORKERS (default: one a run), DEADLINE (seconds from this script's start,
 # default 480), STUDY_DIR (default var/study-width-gpu), OUT (default
-# studies/width), WIDTH_DATA (default var/data/width), MPS as for
+# studies/width), WIDTH_DATA (call.sh's default), MPS as for
 # studies/depth/local.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "${1:-}" = gpu ] || { echo "usage: studies/width/local.sh gpu" >&2; exit 2; }
 export STUDY=width COD_BUNDLE=${COD_BUNDLE:-.gpu/width.tar.xz}
-export WIDTH_DATA=${WIDTH_DATA:-var/data/width}
+. studies/width/call.sh
 d=${STUDY_DIR:-var/study-width-gpu}
 mkdir -p "$d"
 . tests/gpu/bundle_env.sh
@@ -28,6 +29,6 @@ COD_PREP=$COD_BIN/cod-prep studies/width/data.sh "${WIDTH_SRC:-$COD_DATA/width}"
 export PROBE_DATA=$WIDTH_DATA
 count() { echo $#; }
 # shellcheck disable=SC2086 # words
-export WORKERS=${WORKERS:-$((2 * $(count ${RECIPES:-paper}) * $(count ${SEEDS:-1}) * $(count ${DEPTHS:-12})))}
+export WORKERS=${WORKERS:-$((2 * $(count ${RECIPES:-paper}) * ($(count $SEEDS) + $(count $RATES)) * $(count ${DEPTHS:-12})))}
 [ -z "${DEADLINE:-}" ] || export DEADLINE=$((DEADLINE - SECONDS))
 exec studies/depth/local.sh gpu

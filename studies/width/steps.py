@@ -2,11 +2,14 @@
 """The width study's effective base spec for one recipe: BASE with the
 KEY=VALUE words set (dotted paths; a value read as JSON where it parses,
 else as a string), and its schedule sized for N training targets an arm
-from what the data's rows hold (TOKENS_JSON, tokens.py's):
+(or, N written as Px, P passes over the unique training targets) from
+what the data's rows hold (TOKENS_JSON, tokens.py's):
 
 - train.steps: N over the targets of one update (batch_seqs × the mean
   targets of a row in documents packing, where pads are no targets;
-  batch_seqs × seq_len in stream packing), rounded up;
+  batch_seqs × seq_len in stream packing), rounded up; for passes, up to
+  a multiple of 10, so that the evaluations (a tenth apart) fall on the
+  ends of the passes of a call of 2 or 5;
 - train.warmup: a tenth of the steps (the paper's 1,000 of 10,000);
 - eval.every: a tenth of the steps (and one at the last step);
 - stats.every: a twentieth (layer/out_var at 20 points of training).
@@ -16,7 +19,7 @@ stderr the steps, the targets and slots they make, and the passes over the
 unique targets the data holds (documents packing sees a document's first
 seq_len + 1 tokens only: tokens.py counts those).
 
-usage: steps.py BASE.json TOKENS_JSON N [KEY=VALUE...]
+usage: steps.py BASE.json TOKENS_JSON N|Px [KEY=VALUE...]
 """
 import json
 import math
@@ -45,10 +48,14 @@ def get(spec, path, default=None):
 
 def main():
     if len(sys.argv) < 4:
-        sys.exit("usage: steps.py BASE.json TOKENS_JSON N [KEY=VALUE...]")
+        sys.exit("usage: steps.py BASE.json TOKENS_JSON N|Px [KEY=VALUE...]")
     spec = json.load(open(sys.argv[1]))
     data = json.load(open(sys.argv[2]))
-    n = float(sys.argv[3])
+    want = sys.argv[3]
+    try:
+        n = float(want[:-1] if want.endswith("x") else want)
+    except ValueError:
+        sys.exit(f"steps: '{want}' is neither a number of targets nor passes (as 1x)")
     fixed = set()
     for word in sys.argv[4:]:
         if "=" not in word:
@@ -68,7 +75,11 @@ def main():
     tr = data["train"]
     per_update = B * tr["mean_targets_per_row"] if documents else B * T
     unique = tr["targets"] if documents else tr["tokens"]
+    if want.endswith("x"):
+        n *= unique
     steps = get(spec, "train.steps") if "train.steps" in fixed else math.ceil(n / per_update)
+    if want.endswith("x") and "train.steps" not in fixed:
+        steps = 10 * math.ceil(steps / 10)
     sched = {"train.steps": steps, "train.warmup": max(1, round(steps / 10)),
              "eval.every": max(1, math.ceil(steps / 10)), "stats.every": max(1, math.ceil(steps / 20))}
     for key, value in sched.items():

@@ -45,8 +45,10 @@ case ${1:-} in
 --width) kind=width ;;
 *) echo "usage: tests/gpu/bundle.sh [--no-reference | --width]" >&2; exit 2 ;;
 esac
-# What a call to the GPU machine may send: the tree and what it carries.
-CALL_LIMIT=$((64 * 1024 * 1024))
+# What a call to the GPU machine may send: the tree and what it carries;
+# and what the width call must leave of it, for the code and results
+# committed before the next call (tests/gpu_room.sh checks it in make test)
+CALL_LIMIT=$((64 * 1024 * 1024)) CALL_ROOM=$((4 * 1024 * 1024))
 
 if [ -n "${BUNDLE_DRY_BIN:-}" ]; then
     [ "$kind" = width ] || { echo "bundle: BUNDLE_DRY_BIN is for --width only" >&2; exit 2; }
@@ -192,11 +194,22 @@ mv "$archive.tmp" "$archive"
 # unpack it where they run
 rm -rf "${archive%.tar.xz}"
 du -sh "$archive" "$stage" | sed 's/^/bundle: /'
-tree=$(git ls-files -z | du --files0-from=- -cb | tail -1 | cut -f1)
+# the tree as a call sends it: tracked files and untracked ones not ignored
+tree=$(git ls-files -z --cached --others --exclude-standard | du --files0-from=- -cb 2>/dev/null | tail -1 | cut -f1)
 size=$(stat -c %s "$archive")
 total=$((tree + size))
 echo "bundle: a call that carries $(basename "$archive") sends $((total / 1024)) KiB: the tree $((tree / 1024)) KiB, the bundle $((size / 1024)) KiB, of $((CALL_LIMIT / 1024)) KiB"
 if [ "$total" -gt "$CALL_LIMIT" ]; then
     echo "bundle: past what a call may send by $(((total - CALL_LIMIT) / 1024)) KiB" >&2
     exit 1
+fi
+if [ "$kind" = width ] && [ -z "${BUNDLE_DRY_BIN:-}" ] && [ -z "${BUNDLE_DEST:-}" ]; then
+    # the width bundle's size, committed, for tests/gpu_room.sh where no bundle is built
+    printf 'width.tar.xz %s bytes, built from %s%s\n' "$size" "$(cat "$stage/commit" 2>/dev/null || echo '?')" \
+        "$([ -s "$stage/dirty" ] && echo ' with uncommitted changes')" > tests/gpu/width-bundle.txt
+    echo "bundle: its size recorded in tests/gpu/width-bundle.txt"
+    if [ $((CALL_LIMIT - total)) -lt "$CALL_ROOM" ]; then
+        echo "bundle: leaves $(((CALL_LIMIT - total) / 1024)) KiB, under the $((CALL_ROOM / 1024)) KiB the width call keeps free (tests/gpu_room.sh)" >&2
+        exit 1
+    fi
 fi

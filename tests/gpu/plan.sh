@@ -8,10 +8,13 @@
 #   tests/gpu/plan.sh width    the width study (studies/width/local.sh gpu:
 #                              Pre-LN and LNS at the paper's 12 × 512, from
 #                              the width bundle, .gpu/width.tar.xz, which
-#                              this call carries alone), cut at its deadline
-#                              45 s before the budget with its report and
-#                              reading written, beside torch.compile's
-#                              caches filled for the speed call (WARM_TORCH)
+#                              this call carries alone; CALL, its preset:
+#                              studies/width/call.sh), cut at its deadline
+#                              45 s before the budget with its reports and
+#                              reading written; torch.compile's caches
+#                              filled beside it only for the sizes
+#                              WARM_TORCH names (none by default: the
+#                              study's runs fill the GPU)
 #   tests/gpu/plan.sh check    every GPU check (tests/gpu/run.sh, in two
 #                              halves at once) beside the depth study
 #                              (studies/depth/local.sh gpu; DEPTH_STUDY=0
@@ -41,7 +44,10 @@
 # CHECKS_B name the two halves' checks, STUDY_DIR and STUDY_OUT the study's
 # state and report (the width study's: the folder of its reports),
 # ATTENTION_SHAPES and ATTENTION_REPS the attention's shapes (presets or
-# NAME:B:H:T:D) and timed calls, CHANGE_STEPS a change's timed updates.
+# NAME:B:H:T:D) and timed calls, CHANGE_STEPS a change's timed updates,
+# WIDTH_MARGIN the seconds between the width study's deadline and the
+# budget (default 45; an emulated dry run's workers take longer to stop and
+# report).
 set -u
 cd "$(dirname "$0")/../.."
 call=${1:-}
@@ -210,7 +216,8 @@ width_call() {
     # runs are then stopped at once, each pair at the same point, and it
     # writes its reports and reading with what they reached
     local study warm
-    study_start studies/width/local.sh 45
+    : "${WARM_TORCH=}"
+    study_start studies/width/local.sh "${WIDTH_MARGIN:-45}"
     study_end || status=1
     grep -E '^(study|width (study|data)|gpu-[A-Za-z0-9-]*: )' "$logs/study.log" | tail -n 30 | tee -a "$summary"
     # the reading this call wrote (gpu-reading.md, or gpu-seeds2-reading.md for SEEDS=2),

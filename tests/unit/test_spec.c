@@ -182,6 +182,7 @@ static const struct bad_case bad_cases[] = {
     {"{\"train\":[]}", "train", "must be an object"},
     {"{\"eval\":{\"every\":-1}}", "eval.every", "at least 0"},
     {"{\"eval\":{\"tokens\":0}}", "eval.tokens", "positive"},
+    {"{\"eval\":{\"train_tokens\":-1}}", "eval.train_tokens", "at least 0"},
     {"{\"stats\":{\"every\":-1}}", "stats.every", "at least 0"},
     {"{\"checkpoint\":{\"every\":-1}}", "checkpoint.every", "at least 0"},
     {"{\"checkpoint\":{\"keep\":0}}", "checkpoint.keep", "positive"},
@@ -392,7 +393,8 @@ static void test_round_trip(void)
         "{}",
         "{\"model\":\"llama-130m\",\"norm\":\"lns\"}",
         "{\"model\":\"llama-1b\",\"norm\":\"deepnorm\",\"train\":{\"steps\":777,\"seed\":42}}",
-        "{\"model\":\"llama-9m\",\"norm\":\"mixln\",\"eval\":{\"every\":0,\"tokens\":5},"
+        "{\"model\":\"llama-9m\",\"norm\":\"mixln\",\"eval\":{\"every\":0,\"tokens\":5,"
+        "\"train_tokens\":7},"
         "\"analysis\":{\"angular\":true,\"prune\":true},\"resources\":{\"device\":\"cuda\","
         "\"gpus\":2},\"priority\":-3,\"max_attempts\":9,\"name\":\"x.y_z-1\"}",
         "{\"model\":{" CUSTOM ",\"vocab\":300},\"norm\":{\"base\":\"skipinit\",\"init_std\":0.03}}",
@@ -444,7 +446,8 @@ static void test_round_trip(void)
                       a.norm.residual_alpha == b.norm.residual_alpha &&
                       a.checkpoint_every == b.checkpoint_every &&
                       a.model.embed_std == b.model.embed_std && a.norm.gains == b.norm.gains &&
-                      a.train.precision == b.train.precision && a.packing == b.packing,
+                      a.train.precision == b.train.precision && a.packing == b.packing &&
+                      a.eval_train_tokens == b.eval_train_tokens,
                   "%s: fields", text);
         }
         /* every default is explicit */
@@ -452,6 +455,9 @@ static void test_round_trip(void)
         CHECK(json_object_size(t) == 15, "%s: train has %zu fields", text, json_object_size(t));
         CHECK(json_object_size(json_object_get(ja, "norm")) == 12, "%s: norm fields", text);
         CHECK(json_object_size(json_object_get(ja, "data")) == 4, "%s: data fields", text);
+        /* eval.train_tokens only where asked for: a spec without it keeps its form */
+        CHECK(json_object_size(json_object_get(ja, "eval")) == (strstr(text, "train_tokens") ? 3u : 2u),
+              "%s: eval has %zu fields", text, json_object_size(json_object_get(ja, "eval")));
         json_decref(ja);
         json_decref(jb);
     }

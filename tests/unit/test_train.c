@@ -43,7 +43,8 @@ static int parse_mode(struct job_spec *s, long steps, const struct mode *m)
              " \"packing\": \"%s\"},"
              " \"train\": {\"steps\": %ld, \"seq_len\": 32, \"batch_seqs\": 8, \"micro_batch\": 4,"
              " \"lr\": 3e-3, \"warmup\": 2, \"precision\": \"%s\"},"
-             " \"eval\": {\"every\": 4, \"tokens\": 2048}, \"stats\": {\"every\": 2},"
+             " \"eval\": {\"every\": 4, \"tokens\": 2048, \"train_tokens\": 1024},"
+             " \"stats\": {\"every\": 2},"
              " \"checkpoint\": {\"every\": 0, \"keep\": 2}}",
              docs ? "" : ", \"vocab\": 256", m->norm, docs ? docdir : dir, docs ? docdir : dir,
              m->packing, steps, m->precision);
@@ -130,8 +131,11 @@ static void resume_is_bit_exact(const struct mode *mode)
           mb ? mb : "");
     CHECK(ma && strstr(ma, "\"step\": 8, \"name\": \"train/loss\"") &&
               strstr(ma, "\"name\": \"layer/out_var\", \"layer\": 3") &&
-              strstr(ma, "\"step\": 8, \"name\": \"eval/ppl\""),
-          "metrics hold train/loss, layer/out_var of every layer and eval/ppl");
+              strstr(ma, "\"step\": 8, \"name\": \"eval/ppl\"") &&
+              strstr(ma, "\"step\": 0, \"name\": \"train_eval/loss\"") &&
+              strstr(ma, "\"step\": 8, \"name\": \"train_eval/loss\""),
+          "metrics hold train/loss, layer/out_var of every layer, eval/ppl and, at each "
+          "evaluation, train_eval/loss");
     free(ma);
     free(mb);
     const char *files[] = {"model.safetensors", "optim.safetensors"};
@@ -523,6 +527,31 @@ static void test_documents_eval_once(void)
                   (long long)asks[a], world, (long long)count, want, sum, ref);
         }
     }
+    /* eval.train_tokens' sample: documents 0, 3, 6, … (each once) up to the
+     * first that reaches the count asked, whatever the ranks; and the
+     * stride that spreads a count over the whole set */
+    long all = 0;
+    for (int k = 0; k < n_docs; k++)
+        all += targets[k];
+    for (long ask = 1; ask <= all; ask += 7) {
+        long want = 0;
+        for (int k = 0; k < n_docs && want < ask; k += 3)
+            want += targets[k];
+        for (int world = 1; world <= 2; world++) {
+            int64_t count = 0, cnt;
+            double part;
+            for (int r = 0; r < world; r++) {
+                eval_sample_shard(&m, &l, ask, 3, r, world, tok, tgt, &part, &cnt);
+                count += cnt;
+            }
+            CHECK(count == want, "a sample of every third document, %ld targets asked over %d "
+                  "ranks: %lld targets (want %ld)", ask, world, (long long)count, want);
+        }
+    }
+    CHECK(eval_sample_stride(&l, all / 4) == all / (all / 4) && eval_sample_stride(&l, all) == 1 &&
+              eval_sample_stride(&l, 10 * all) == 1,
+          "the sample's stride: %lld for a quarter of %ld targets, %lld for all of them",
+          (long long)eval_sample_stride(&l, all / 4), all, (long long)eval_sample_stride(&l, all));
     printf("  %d held-out documents\n", n_docs);
     CHECK(l.n_chunks == n_docs, "the loader has %lld documents, not %d", (long long)l.n_chunks,
           n_docs);
