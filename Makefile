@@ -220,8 +220,9 @@ build/tests/%: build/san/tests/unit/%.o $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
 
-# The evaluation's test links eval/ and text/.
-build/tests/test_eval: build/san/tests/unit/test_eval.o $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
+# The evaluation's tests link eval/ and text/.
+EVAL_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_eval*.c))
+$(EVAL_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS)
 build/bench/bench_eval: build/rel/bench/bench_eval.o $(REL_EVAL) $(REL_LIB) $(REL_TEXT)
