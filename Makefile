@@ -100,7 +100,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
 CUDA_DEFS = -DCOD_HAVE_CUDA
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
-GPU_BENCHES = build/gpu/bench_train_cuda build/gpu/bench_attention_cuda
+GPU_BENCHES = build/gpu/bench_train_cuda build/gpu/bench_attention_cuda build/gpu/bench_eval_cuda
 GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_model_cuda build/gpu/test_emu $(GPU_BENCHES) \
             build/gpu/test_cudnn_graphs
 endif
@@ -257,7 +257,10 @@ build/gpu/test_emu: build/cuda/kernels/cuda/emu/probes.o
 
 $(GPU_BENCHES): build/gpu/%: build/rel/bench/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_LIBS) $(GPU_EXTRA_LIBS) $(CUDA_LIBS)
+# the evaluation's benchmark reads and tokenizes its task
+build/gpu/bench_eval_cuda: $(REL_EVAL) $(REL_TEXT)
+build/gpu/bench_eval_cuda: GPU_EXTRA_LIBS = $(TEXT_LIBS)
 
 gpu-tests: $(GPU_TESTS)
 
@@ -279,7 +282,7 @@ EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
             build/emu/bin/cod-train build/emu/bin/cod-analyze build/emu/bin/bench_train_cuda \
-            build/emu/bin/bench_attention_cuda
+            build/emu/bin/bench_attention_cuda build/emu/bin/bench_eval_cuda
 # A dry run of the time-boxed GPU plan here (tests/gpu/README.md,
 # COD_BIN_DRY; make test's tests/gpu_plan.sh): the emulator's programs,
 # cod-worker among them, beside the CPU-only server and CLI in one directory.
@@ -300,6 +303,8 @@ build/emu/bin/cod-train build/emu/bin/cod-analyze $(EMU_WORKER): $(SAN_TEXT) $(S
 build/emu/bin/cod-train build/emu/bin/cod-analyze: EMU_EXTRA_LIBS = $(TEXT_LIBS)
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 build/emu/bin/bench_attention_cuda: build/emu/obj/bench/gpu/bench_attention_cuda.o
+build/emu/bin/bench_eval_cuda: build/emu/obj/bench/gpu/bench_eval_cuda.o $(SAN_TEXT) $(SAN_EVAL)
+build/emu/bin/bench_eval_cuda: EMU_EXTRA_LIBS = $(TEXT_LIBS)
 $(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
                build/emu/obj/kernels/cuda/comm_nccl.o
 $(EMU_WORKER): EMU_EXTRA_LIBS = $(TEXT_LIBS) $(CLIENT_LIBS)
