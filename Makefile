@@ -407,7 +407,7 @@ clean:
 # a harness runs on one thread), its calls go to libgomp, as OpenBLAS's do.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl
+FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl eval
 FUZZ_BINS     = $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fopenmp=libgomp
@@ -451,6 +451,11 @@ build/fuzz/fuzz_tok_gpt2 build/fuzz/fuzz_tok_llama build/fuzz/fuzz_tok_hf: build
 	$(FUZZ_LINK) $(filter-out -fopenmp,$(PREP_LIBS))
 build/fuzz/fuzz_jsonl: build/fuzz/obj/tests/fuzz/fuzz_jsonl.o $(call fobj,text/jsonl.c) $(FUZZ_BASE)
 	$(FUZZ_LINK) -ljansson -lm
+# the evaluation's reading of a task file: its text side, not the model's
+FUZZ_EVAL = $(call fobj,eval/task.c eval/layout.c eval/prompt.c eval/encode.c eval/rows.c \
+                         eval/pystr.c eval/pyrandom.c)
+build/fuzz/fuzz_eval: build/fuzz/obj/tests/fuzz/fuzz_eval.o $(FUZZ_EVAL) $(FUZZ_PREP) $(FUZZ_BASE)
+	$(FUZZ_LINK) $(filter-out -fopenmp,$(PREP_LIBS)) -lgomp
 
 fuzz-build: $(FUZZ_BINS)
 build-tests: fuzz-build
