@@ -220,6 +220,36 @@ static void encoding_as_the_harness(void)
     unlink(path);
 }
 
+/* The generic layout's contexts form (the cloze's): the contexts are the
+ * choices and one continuation follows each, as WinoGrande's; a few-shot
+ * example is its gold context, the delimiter and the continuation. */
+static void generic_contexts_form(void)
+{
+    char path[] = "/tmp/cod-eval-ctx-XXXXXX.jsonl";
+    int fd = mkstemps(path, 6);
+    if (fd < 0)
+        return;
+    close(fd);
+    write_file(path, "{\"contexts\":[\"It rained.\",\"The sun shone.\"],\"continuation\":\"We stayed in.\",\"gold\":0}\n"
+                     "{\"contexts\":[\"A.\",\"B.\",\"C.\"],\"continuation\":\"D.\",\"gold\":2}\n");
+    struct eval_task t;
+    if (!load(path, NULL, 0, NULL, 0, 1000, &t, stderr)) {
+        const struct eval_item *a = &t.items[0];
+        CHECK(t.layout == LAYOUT_GENERIC && t.n == 2, "detected as generic, %d items", t.n);
+        CHECK(a->n == 2 && !strcmp(a->context[1], "The sun shone.") &&
+                  !strcmp(a->cont[0], " We stayed in.") && !strcmp(a->cont[1], " We stayed in.") &&
+                  a->chars[1] == 14,
+              "the contexts are the choices, one continuation for all");
+        eval_task_free(&t);
+    }
+    if (!load(path, "generic", 1, NULL, 0, 1000, &t, stderr)) {
+        CHECK(!strcmp(t.items[0].context[0], "C. D.\n\nIt rained."),
+              "the example before item 1: [%s]", t.items[0].context[0]);
+        eval_task_free(&t);
+    }
+    unlink(path);
+}
+
 /* Bad lines: FILE:LINE and why, the rest scored; --strict stops at the first. */
 static void bad_lines_reported(void)
 {
@@ -316,6 +346,7 @@ int main(void)
     RUN(python_random);
     RUN(python_strings);
     RUN(encoding_as_the_harness);
+    RUN(generic_contexts_form);
     RUN(bad_lines_reported);
     RUN(metrics_by_hand);
     tokenizer_close(bytes);
