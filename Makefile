@@ -109,7 +109,7 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 CUDA_OBJ  = $(patsubst %.cu,build/cuda/%.o,$(CUDA_SRC))
 CUDA_DEFS = -DCOD_HAVE_CUDA
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
-GPU_BENCHES = build/gpu/bench_train_cuda build/gpu/bench_attention_cuda
+GPU_BENCHES = build/gpu/bench_train_cuda build/gpu/bench_attention_cuda build/gpu/bench_eval_cuda
 GPU_TESTS = build/gpu/test_ops_cuda build/gpu/test_matmul_cuda build/gpu/test_model_cuda build/gpu/test_emu $(GPU_BENCHES) \
             build/gpu/test_cudnn_graphs
 endif
@@ -247,8 +247,9 @@ build/test-tools/parquet_write: build/rel/tests/parquet/write_tool.o build/rel/t
 build/tests/test_sft: build/tests/%: build/san/tests/unit/%.o $(SAN_SFT) $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS)
-# The evaluation's test links eval/ and text/.
-build/tests/test_eval: build/san/tests/unit/test_eval.o $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
+# The evaluation's tests link eval/ and text/.
+EVAL_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_eval*.c))
+$(EVAL_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS)
 build/bench/bench_eval: build/rel/bench/bench_eval.o $(REL_EVAL) $(REL_LIB) $(REL_TEXT)
@@ -290,7 +291,10 @@ build/gpu/test_emu: build/cuda/kernels/cuda/emu/probes.o
 
 $(GPU_BENCHES): build/gpu/%: build/rel/bench/gpu/%.o $(REL_LIB) $(CUDA_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(CUDA_LIBS)
+	$(CC) $(REL) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB_LIBS) $(GPU_EXTRA_LIBS) $(CUDA_LIBS)
+# the evaluation's benchmark reads and tokenizes its task
+build/gpu/bench_eval_cuda: $(REL_EVAL) $(REL_TEXT)
+build/gpu/bench_eval_cuda: GPU_EXTRA_LIBS = $(TEXT_LIBS)
 
 gpu-tests: $(GPU_TESTS)
 
@@ -312,7 +316,7 @@ EMU_LT    = build/emu/lib/libcublasLt.so.13
 EMU_HDRS  = $(patsubst %,build/emu/src/%,$(wildcard kernels/cuda/*.cuh))
 EMU_BINS  = build/emu/bin/test_ops_cuda build/emu/bin/test_matmul_cuda build/emu/bin/test_model_cuda build/emu/bin/test_emu \
             build/emu/bin/cod-train build/emu/bin/cod-analyze build/emu/bin/bench_train_cuda \
-            build/emu/bin/bench_attention_cuda
+            build/emu/bin/bench_attention_cuda build/emu/bin/bench_eval_cuda
 # A dry run of the time-boxed GPU plan here (tests/gpu/README.md,
 # COD_BIN_DRY; make test's tests/gpu_plan.sh): the emulator's programs,
 # cod-worker among them, beside the CPU-only server and CLI in one directory.
@@ -335,6 +339,8 @@ build/emu/bin/cod-train $(EMU_WORKER): $(call obj,emu/obj,$(SFT_SRC))
 build/emu/bin/cod-train build/emu/bin/cod-analyze: EMU_EXTRA_LIBS = $(TEXT_LIBS)
 build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 build/emu/bin/bench_attention_cuda: build/emu/obj/bench/gpu/bench_attention_cuda.o
+build/emu/bin/bench_eval_cuda: build/emu/obj/bench/gpu/bench_eval_cuda.o $(SAN_TEXT) $(SAN_EVAL)
+build/emu/bin/bench_eval_cuda: EMU_EXTRA_LIBS = $(TEXT_LIBS)
 $(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
                build/emu/obj/kernels/cuda/comm_nccl.o
 $(EMU_WORKER): EMU_EXTRA_LIBS = $(TEXT_LIBS) $(CLIENT_LIBS)
@@ -437,7 +443,7 @@ clean:
 # a harness runs on one thread), its calls go to libgomp, as OpenBLAS's do.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl parquet
+FUZZ_NAMES    = spec sweep http worker safetensors shard checkpoint tok_gpt2 tok_llama tok_hf jsonl parquet eval
 FUZZ_BINS     = $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
 FUZZ_CFLAGS   = -std=c11 -D_GNU_SOURCE $(WARN) -I. -O1 -g -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -fopenmp=libgomp
@@ -483,6 +489,11 @@ build/fuzz/fuzz_jsonl: build/fuzz/obj/tests/fuzz/fuzz_jsonl.o $(call fobj,text/j
 	$(FUZZ_LINK) -ljansson -lm
 build/fuzz/fuzz_parquet: build/fuzz/obj/tests/fuzz/fuzz_parquet.o $(call fobj,$(PARQUET_SRC)) $(FUZZ_BASE)
 	$(FUZZ_LINK) $(PARQUET_LIBS)
+# the evaluation's reading of a task file: its text side, not the model's
+FUZZ_EVAL = $(call fobj,eval/task.c eval/layout.c eval/prompt.c eval/encode.c eval/rows.c \
+                         eval/pystr.c eval/pyrandom.c)
+build/fuzz/fuzz_eval: build/fuzz/obj/tests/fuzz/fuzz_eval.o $(FUZZ_EVAL) $(FUZZ_PREP) $(FUZZ_BASE)
+	$(FUZZ_LINK) $(filter-out -fopenmp,$(PREP_LIBS)) -lgomp
 
 fuzz-build: $(FUZZ_BINS)
 build-tests: fuzz-build

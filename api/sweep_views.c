@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "spec/spec.h"
 
 enum MHD_Result h_sweep_series(struct req *r, int64_t id)
 {
@@ -23,10 +24,28 @@ enum MHD_Result h_sweep_series(struct req *r, int64_t id)
     return reply_json(r, 200, o);
 }
 
+/* The names of the tasks a spec's analysis.tasks evaluates, into the set
+ * `tasks` (their accuracy ΔP series to ask for). */
+static void task_names(const json_t *spec, json_t *tasks)
+{
+    size_t i;
+    const json_t *t;
+    json_array_foreach(json_object_get(json_object_get(spec, "analysis"), "tasks"), i, t) {
+        const char *file = json_is_string(t) ? json_string_value(t)
+                                             : json_string_value(json_object_get(t, "file"));
+        char name[80];
+        if (file) {
+            spec_task_name(file, name, sizeof name);
+            json_object_set_new(tasks, name, json_true());
+        }
+    }
+}
+
 /* Each group's model as its first experiment's spec says: its name, its
- * depth (the angular series to ask for) and its step count (the thinning
- * of its learning curve). */
-static int group_models(struct req *r, const json_t *view, json_t *info, int *max_layers, long *max_steps)
+ * depth (the angular series to ask for), its step count (the thinning of
+ * its learning curve) and its tasks. */
+static int group_models(struct req *r, const json_t *view, json_t *info, int *max_layers,
+                        long *max_steps, json_t *tasks)
 {
     size_t i;
     const json_t *g;
@@ -41,6 +60,7 @@ static int group_models(struct req *r, const json_t *view, json_t *info, int *ma
         json_int_t steps = json_integer_value(json_object_get(json_object_get(spec, "train"), "steps"));
         *max_layers = layers > *max_layers ? (int)layers : *max_layers;
         *max_steps = steps > *max_steps ? (long)steps : *max_steps;
+        task_names(spec, tasks);
         rc = json_array_append_new(info, json_pack("{s:O,s:I}", "model", json_object_get(e, "model"),
                                                    "n_layers", layers));
         json_decref(e);
@@ -52,16 +72,19 @@ static int group_models(struct req *r, const json_t *view, json_t *info, int *ma
 
 enum MHD_Result h_sweep_report(struct req *r, int64_t id)
 {
-    json_t *view, *info = json_array(), *series = json_object(), *doc = NULL, *files = NULL;
+    json_t *view, *info = json_array(), *series = json_object(), *tasks = json_object(),
+           *doc = NULL, *files = NULL;
     int rc = store_sweep(r->app->store, id, &view);
     if (rc != ST_OK) {
         json_decref(info);
         json_decref(series);
+        json_decref(tasks);
         return reply_store(r, rc, "sweep");
     }
     int max_layers = 0;
     long max_steps = 0;
-    rc = info && series ? group_models(r, view, info, &max_layers, &max_steps) : ST_ERROR;
+    rc = info && series && tasks ? group_models(r, view, info, &max_layers, &max_steps, tasks)
+                                 : ST_ERROR;
     for (const char *const *n = report_series; rc == ST_OK && *n; n++) {
         json_t *s;
         rc = store_sweep_series(r->app->store, id, view, *n, report_every(*n, max_steps), &s);
@@ -76,6 +99,16 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
         if (rc == ST_OK)
             json_object_set_new(series, name, s);
     }
+    const char *task;
+    json_t *on;
+    json_object_foreach(tasks, task, on) {
+        char name[160];
+        json_t *s;
+        snprintf(name, sizeof name, "prune/%s/delta_acc", task);
+        if (rc == ST_OK && (rc = store_sweep_series(r->app->store, id, view, name, 1, &s)) == ST_OK)
+            json_object_set_new(series, name, s);
+    }
+    json_decref(tasks);
     char err[256];
     if (rc == ST_OK && !(doc = json_pack("{s:O,s:O,s:O,s:O}", "sweep", view, "name",
                                          json_object_get(view, "name"), "groups", info, "series", series)))

@@ -14,7 +14,9 @@
 #     end on every core, the default corpus as text files against the same
 #     documents as .jsonl.zst, .jsonl.xz and snappy .parquet (bench_prep);
 #     cod-prep's peak memory on a Parquet file and a .jsonl.zst larger than
-#     its ulimit -v (bench/prep_memory.sh); cod-analyze's analyses on a
+#     its ulimit -v (bench/prep_memory.sh); the evaluation's items/s and
+#     tokens/s against the forward's, and pruning with the prefix reused
+#     against the L + 1 forwards (bench_eval); cod-analyze's analyses on a
 #     Hugging Face folder (bench/bench_analyze_hf.sh).
 #  4. cod-worker: submission to first update, tokens/s against cod-train
 #     (bench_worker.sh).
@@ -90,6 +92,13 @@ for norm in pre lns; do
     bin/cod-analyze prune "$ck" --tokens 16384 --out "$out/analysis-$norm" | tee "$out/prune-$norm.txt"
     bin/cod-analyze angular "$ck" --tokens 32768 --out "$out/analysis-$norm" | tee "$out/angular-$norm.txt"
 done
+
+echo
+echo "== the evaluation (eval/): items/s and tokens/s against the forward's, pruning with the prefix reused (bench_eval) =="
+# the cloze of the held-out text (4 choices, about 128 bytes an input) on
+# the 12-layer shape above, random weights, every core
+bin/cod-analyze cloze var/corpus/default/val --out "$out/cloze.jsonl" --items 1000 >/dev/null
+build/bench/bench_eval "$out/cloze.jsonl" 'var/data/default-bytes/val_*.bin' | tee "$out/eval.txt"
 
 echo
 echo "== cod-analyze on a Hugging Face folder (CPU, llama-20m's shape with GQA, Llama 2's tokenizer) =="

@@ -220,8 +220,20 @@ static int by_length(const void *a, const void *b)
     return lx != ly ? (lx > ly) - (lx < ly) : (*(const long *)a > *(const long *)b) - (*(const long *)a < *(const long *)b);
 }
 
-/* The item whose gold is group[q]: the passage before it, the group's
- * sentences in a random order. */
+/* The passage before sentence k: the whole sentences before it within
+ * context_chars, at least one. */
+static void passage(const struct sentence *s, long k, int context_chars, size_t *from, size_t *to)
+{
+    const struct sentence *g = &s[k];
+    *from = s[k - 1].start;
+    for (long p = k - 2; p >= 0 && s[p].doc == g->doc && (long)(g->start - s[p].start) <= context_chars;
+         p--)
+        *from = s[p].start;
+    *to = g->start - 1;
+}
+
+/* The item of group[q]'s sentence: the group's passages in a random order,
+ * the sentence's own the gold. */
 static int write_item(const struct corpus *c, const struct sentence *s, const long *group, int k,
                       int q, const struct cloze_opts *o, struct py_random *r, FILE *out,
                       char *err, size_t errlen)
@@ -231,23 +243,18 @@ static int write_item(const struct corpus *c, const struct sentence *s, const lo
         order[i] = group[i];
     shuffle(order, k, r);
     const struct sentence *g = &s[group[q]];
-    const char *text = c->docs[g->doc].text;
-    json_t *choices = json_array();
+    json_t *contexts = json_array();
     int gold = 0;
-    for (int i = 0; choices && i < k; i++) {
-        const struct sentence *x = &s[order[i]];
+    for (int i = 0; contexts && i < k; i++) {
+        size_t from, to;
+        passage(s, order[i], o->context_chars, &from, &to);
         gold = order[i] == group[q] ? i : gold;
-        json_array_append_new(choices, json_stringn(c->docs[x->doc].text + x->start,
-                                                    x->end - x->start));
+        json_array_append_new(contexts, json_stringn(c->docs[s[order[i]].doc].text + from,
+                                                     to - from));
     }
-    /* whole sentences before the gold within context_chars, at least one */
-    size_t from = s[group[q] - 1].start;
-    for (long p = group[q] - 2; p >= 0 && s[p].doc == g->doc &&
-                                (long)(g->start - s[p].start) <= o->context_chars;
-         p--)
-        from = s[p].start;
-    json_t *row = json_pack("{s:s%, s:o, s:i, s:s}", "context", text + from, g->start - 1 - from,
-                            "choices", choices, "gold", gold, "doc", c->docs[g->doc].name);
+    json_t *row = json_pack("{s:o, s:s%, s:i, s:s}", "contexts", contexts, "continuation",
+                            c->docs[g->doc].text + g->start, g->end - g->start, "gold", gold,
+                            "doc", c->docs[g->doc].name);
     char *line = row ? json_dumps(row, JSON_COMPACT) : NULL;
     json_decref(row);
     int rc = 0;
@@ -300,9 +307,8 @@ int cloze_build(char *const *paths, int n_paths, const struct cloze_opts *o, FIL
     by_length_s = s;
     if (!rc)
         qsort(pick, (size_t)items, sizeof(long), by_length);
-    /* groups of K sentences of near lengths from K documents: each is the
-     * gold of its own item and a candidate of the K − 1 others, so a model
-     * blind to the passages is right once a group, whichever it prefers */
+    /* groups of K sentences of near lengths from K documents, an item a
+     * sentence whose choices are the group's K passages */
     long group[64];
     for (long i = 0; !rc && i < items; i++) {
         if (used[i])

@@ -1,10 +1,15 @@
 /* A task built from held-out text, which a model that learned anything of
- * its language beats chance on and a fresh one does not: a cloze (the
- * generic layout), each item a passage's last few hundred characters, its
- * true next sentence the gold among sentences that follow passages of
- * other documents. Every candidate is some item's true next sentence, of a
- * length near the gold's, so a model blind to the passage picks the gold
- * only by chance: 1/K. */
+ * its language beats chance on and a fresh one does not: a cloze of K
+ * passages (a few hundred characters each, whole sentences) and their K
+ * true next sentences, from K documents, the sentences of near lengths.
+ * An item is one of the sentences; its choices the K passages; the model
+ * is right when the sentence is likelier after its own passage than after
+ * the others (the generic layout's contexts form, scored as WinoGrande
+ * is). Scoring the K sentences after one passage instead would compare the
+ * sentences' own likelihoods, which differ by several nats, more than
+ * their fit to the passage, a fraction of a nat for a model of make
+ * demo's size. A model blind to the passage picks its gold by chance,
+ * 1/K. */
 #ifndef COD_EVAL_CLOZE_H
 #define COD_EVAL_CLOZE_H
 
@@ -22,7 +27,7 @@ struct cloze_opts {
 
 /* Text files and the files under folders (name order; .gz, .zst, .xz as
  * cod-prep reads them), a document each, into JSON lines on out:
- * {"context", "choices", "gold", "doc"}. *made: the items written. 0, or
+ * {"contexts", "continuation", "gold", "doc"}. *made: the items written. 0, or
  * -1 with err (a file unreadable, too few sentences for K choices). */
 int cloze_build(char *const *paths, int n_paths, const struct cloze_opts *o, FILE *out, int *made,
                 char *err, size_t errlen);

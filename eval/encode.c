@@ -1,6 +1,5 @@
 #include "eval/encode.h"
 
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

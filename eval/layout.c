@@ -55,6 +55,7 @@ int eval_layout_detect(const json_t *row, enum eval_layout *l)
         {LAYOUT_MMLU, {"question", "subject", "choices"}},
         {LAYOUT_ARC, {"question", "choices", "answerKey"}},
         {LAYOUT_GENERIC, {"context", "choices", "gold"}},
+        {LAYOUT_GENERIC, {"contexts", "continuation", "gold"}},
     };
     for (size_t i = 0; i < sizeof by / sizeof by[0]; i++) {
         int all = 1;
@@ -371,6 +372,16 @@ static int read_layout(enum eval_layout l, const json_t *row, struct eval_doc *d
     case LAYOUT_COMMONSENSE:
         return commonsense(d, row, why, n);
     case LAYOUT_GENERIC:
+        if (json_object_get(row, "contexts")) {
+            /* the contexts are the choices, one continuation shared, as
+             * WinoGrande is scored */
+            if (!(b = str_field(row, "continuation", why, n)) ||
+                string_choices(d, json_object_get(row, "contexts"), "contexts", why, n) ||
+                int_field(row, "gold", &gold, why, n))
+                return -1;
+            d->gold = (int)gold;
+            return (d->target = dup(b)) ? 0 : OOM(why, n);
+        }
         if (!(a = str_field(row, "context", why, n)) ||
             string_choices(d, json_object_get(row, "choices"), "choices", why, n) ||
             int_field(row, "gold", &gold, why, n))

@@ -22,7 +22,8 @@ enum eval_layout {
     LAYOUT_SOCIAL_IQA,
     LAYOUT_OPENBOOKQA,
     LAYOUT_COMMONSENSE, /* LLM-Adapters' commonsense test files */
-    LAYOUT_GENERIC,     /* {"context", "choices", "gold"} */
+    LAYOUT_GENERIC,     /* {"context", "choices", "gold"}, or {"contexts",
+                           "continuation", "gold"}: the contexts are the choices */
     LAYOUT_COUNT
 };
 

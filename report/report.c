@@ -49,6 +49,42 @@ static int max_layers_of(const struct ctx *c)
     return m;
 }
 
+/* The accuracy ΔP of each task the sweep's specs evaluate (analysis.tasks):
+ * a panel per setting of every series prune/NAME/delta_acc that holds
+ * points, and their CSV; 0, or -1 with c->err. */
+static int accuracy_drops(struct ctx *c, FILE *f)
+{
+    const char *name;
+    json_t *s;
+    const char *list[64];
+    int n = 0, ret = 0;
+    json_t *all = (json_t *)c->series; /* read only: jansson's iteration takes no const */
+    json_object_foreach(all, name, s) {
+        size_t len = strlen(name);
+        if (strncmp(name, "prune/", 6) || len < 16 || strcmp(name + len - 10, "/delta_acc") ||
+            !json_array_size(json_object_get(s, "groups")) || n == 63)
+            continue;
+        char task[128], title[200], ylabel[200], id[160];
+        snprintf(task, sizeof task, "%.*s", (int)(len - 16), name + 6);
+        snprintf(title, sizeof title, "Accuracy drop ΔP(ℓ) on %s with block ℓ removed", task);
+        snprintf(ylabel, sizeof ylabel, "Δ accuracy, %s", task);
+        snprintf(id, sizeof id, "prune_acc_%s", task);
+        const struct figure fig = {id, name, title, "removed block ℓ", ylabel, AT_LAST_STEP, 1, 0, 1};
+        list[n++] = name;
+        ret = ret || rp_figure_panels(c, f, &fig);
+    }
+    list[n] = NULL;
+    if (!ret && n) {
+        fputs("<p class=\"note\">The same removals scored on the tasks of the specs' "
+              "<code>analysis.tasks</code>: the accuracy without block ℓ minus the whole model's "
+              "(lm-evaluation-harness's scoring, cod's <code>docs/eval.md</code>), as the paper's "
+              "Figures 2 and 4 measure it.</p>\n", f);
+        rp_data_link(f, "prune_acc.csv");
+        ret = rp_series_csv(c, "prune_acc.csv", list);
+    }
+    return ret;
+}
+
 static int html(struct ctx *c, const json_t *doc)
 {
     struct out o;
@@ -135,6 +171,7 @@ static int html(struct ctx *c, const json_t *doc)
         fputs("<p class=\"note\">Each block removed in turn, no fine-tuning, the variant's scaling kept "
               "on the other blocks; the rise of the held-out loss (the CSV also has the perplexity's).</p>\n", f);
         rp_data_link(f, "prune.csv");
+        ret = accuracy_drops(c, f);
     }
     ret = ret || rp_series_csv(c, "out_var.csv", outvar) || rp_series_csv(c, "grad_norm.csv", grad) ||
           rp_series_csv(c, "prune.csv", prune) || rp_series_csv(c, "curves.csv", curves) ||

@@ -17,7 +17,8 @@
 # the run's log saying why; COD_ATTENTION=cudnn an error saying why), and
 # cuDNN's attention graphs against the real cuDNN, as far as compiling
 # their kernels for an H100 and an A100 without a GPU (test_cudnn_graphs,
-# with the toolkit's stub driver).
+# with the toolkit's stub driver); the evaluation on cuda:0 (cod-analyze
+# eval and prune --task) against the CPU's, and bench/gpu/eval.sh dry.
 # Built by make build-tests wherever the
 # CUDA toolkit is (CI's machine); without one there is no CUDA backend to
 # check. EMU_PRESETS names the presets of test_model_cuda's presets check
@@ -111,6 +112,21 @@ spec='{"model": {"dim": 64, "n_layers": 2, "n_heads": 2, "ffn_dim": 176, "vocab"
 COD_CUBLASLT_TUNE=1 "$bin/bench_train_cuda" "$spec" 989 4 2 2 > "$log_dir/bench_train_cuda.log" 2>&1
 "$bin/bench_train_cuda" "${spec/, \"vocab\": 257/}" 989 4 2 2 > "$log_dir/bench_no_vocab.log" 2>&1
 no_vocab=$?
+# the evaluation on cuda:0 through the ops table (cod-analyze eval and
+# prune --task) on the checkpoint above, the CPU's numbers beside it; and
+# the evaluation's GPU timing (bench/gpu/eval.sh) dry, at a tiny shape
+ev=$log_dir/eval
+mkdir -p "$ev"
+eval_ck=$log_dir/attention/default/checkpoints/step_00000001
+eval_tasks=(--task tests/eval/piqa.jsonl --task tests/eval/generic.jsonl)
+"$bin/cod-analyze" eval "$eval_ck" --device cuda:0 "${eval_tasks[@]}" --out "$ev/gpu" > "$ev/gpu.log" 2>&1
+eval_gpu=$?
+bin/cod-analyze eval "$eval_ck" "${eval_tasks[@]}" --out "$ev/cpu" > "$ev/cpu.log" 2>&1
+"$bin/cod-analyze" prune "$eval_ck" --device cuda:0 --tokens 128 --task tests/eval/generic.jsonl \
+    --out "$ev/prune" > "$ev/prune.log" 2>&1
+eval_prune=$?
+COD_BIN_DRY=$bin BENCH_OUT=$ev/timing EVAL_ITEMS=24 EVAL_SHAPE="64 2 2 128 32000 1024" BUDGET=6 \
+    BATCH_TOKENS=8192 bash bench/gpu/eval.sh > "$ev/timing.log" 2>&1
 wait
 for name in test_emu test_ops_cuda test_matmul_cuda racecheck test_model_cuda fault moves cudnn_graphs; do
     report $name
@@ -151,4 +167,21 @@ check "cod-train: COD_LOGIT_ROWS=none refused, naming the setting and the value"
     bash -c "[ $bad_rows -ne 0 ] && grep -q 'COD_LOGIT_ROWS must be a whole number .* not \"none\"' '$log_dir/attention/bad-rows.log'"
 check "bench_train_cuda: a spec without model.vocab is refused, naming it (exit 2)" \
     bash -c "[ $no_vocab -eq 2 ] && grep -q 'model.vocab' '$log_dir/bench_no_vocab.log'"
+check "cod-analyze eval on cuda:0: every choice's log-likelihood within bf16's error of the CPU's" \
+    python3 - "$eval_gpu" "$ev" <<'PY'
+import json, sys
+assert sys.argv[1] == "0", "exit " + sys.argv[1]
+for task in ("piqa", "generic"):
+    g = [json.loads(l) for l in open(f"{sys.argv[2]}/gpu/samples_{task}.jsonl")]
+    c = [json.loads(l) for l in open(f"{sys.argv[2]}/cpu/samples_{task}.jsonl")]
+    assert len(g) == len(c) > 0
+    for a, b in zip(g, c):
+        assert a["context"] == b["context"] and a["tokens"] == b["tokens"]
+        for x, y in zip(a["loglik"], b["loglik"]):
+            assert abs(x - y) <= 0.02 * abs(y) + 0.05, (task, a["line"], x, y)
+PY
+check "cod-analyze prune --task on cuda:0: each block removed, reusing the prefix" \
+    bash -c "[ $eval_prune -eq 0 ] && grep -q '\"layer\": 1' '$ev/prune/prune_tasks.json'"
+check "bench/gpu/eval.sh dry: the synthetic MMLU task read, chunks timed, a RESULT line" \
+    grep -qE '^RESULT items=[0-9]+ tokens=[0-9]+ whole_items=24 .*whole_seconds=' "$ev/timing.log"
 exit $status

@@ -60,7 +60,7 @@ if [ "$kind" = checks ]; then
     [ -f var/data/default-bytes/meta.json ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh
     tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000
     names=(cod-train cod-analyze cod-server cod-worker cod test_ops_cuda test_matmul_cuda test_model_cuda
-           test_emu bench_train_cuda bench_attention_cuda)
+           test_emu bench_train_cuda bench_attention_cuda bench_eval_cuda)
     archive=${BUNDLE_DEST:-$dest/bundle.tar.xz}
 else
     width_data=${WIDTH_BUNDLE_DATA:-$work/width-data}
@@ -132,8 +132,9 @@ else
         while read -r lib; do cp -L "$lib" "$stage/lib/"; done
 fi
 
-# ICU's data library, emptied: the tokenizers' one use of ICU is NFC (a
-# tokenizer.json that asks for it), whose tables libicuuc holds itself;
+# ICU's data library, emptied: cod's uses of ICU are NFC (a tokenizer.json
+# that asks for it) and case mapping (HellaSwag's prompts, eval/pystr.c),
+# whose tables libicuuc holds itself;
 # the rest of its 31 MB (7.5 MB compressed), locales and converters,
 # nothing of cod reads. An ICU package of no items, under the symbol
 # and soname libicuuc links against (icupkg and genccode: icu-devtools,
@@ -152,6 +153,9 @@ done
 
 if [ "$kind" = checks ]; then
     cp -r var/data/gpu-bytes var/data/default-bytes "$stage/data/"
+    # the llama tokenizer's files, for the evaluation's timing (bench/gpu/eval.sh)
+    mkdir -p "$stage/data/tokenizers"
+    cp var/cache/tokenizers/llama-vocab.txt var/cache/tokenizers/llama-merges.bin "$stage/data/tokenizers/"
 else
     mkdir -p "$stage/data/width"
     cp "$width_data"/{train.jsonl.xz,val.jsonl.xz,sp.model,corpus.txt} "$stage/data/width/"

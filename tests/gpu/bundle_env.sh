@@ -2,7 +2,7 @@
 # gpu_found says whether there is a GPU to run on; gpu_env_setup chooses
 # where the GPU programs come from and sets:
 #   COD_BIN   directory of cod-train, cod-analyze, cod-server, cod-worker,
-#             cod, test_*_cuda, bench_train_cuda, bench_attention_cuda
+#             cod, test_*_cuda, bench_train_cuda, bench_attention_cuda, bench_eval_cuda
 #   COD_CUBLASLT_CACHE  the matmuls' timed choices (build/gpu/cublaslt.txt)
 #   COD_DATA  directory holding gpu-bytes/ (a slice of the default corpus as bytes;
 #             the width bundle's: width/, its text and SentencePiece model)
@@ -59,7 +59,7 @@ gpu_env_setup() { # log directory
         mkdir -p build/gpu/bin
         for p in bin/cod-train bin/cod-analyze bin/cod-server bin/cod-worker bin/cod build/gpu/test_ops_cuda \
                  build/gpu/test_matmul_cuda build/gpu/test_model_cuda build/gpu/test_emu build/gpu/bench_train_cuda \
-                 build/gpu/bench_attention_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
+                 build/gpu/bench_attention_cuda build/gpu/bench_eval_cuda; do ln -sf "$PWD/$p" build/gpu/bin/; done
         COD_BIN=$PWD/build/gpu/bin
         { [ -f var/data/default-bytes/meta.json ] || CORPUS_TOKENIZERS=bytes scripts/corpus.sh >/dev/null; } &&
             tests/gpu/slice_shards.py var/data/default-bytes var/data/gpu-bytes 4000000 >/dev/null ||
