@@ -38,23 +38,24 @@ LIB_LIBS = $(BLAS) -ljansson -lcrypto -lm -fopenmp -lpthread
 # (text/sentencepiece.h).
 TEXT_SRC  = $(wildcard text/*.c)
 TEXT_CXX  = $(wildcard text/*.cc)
-TEXT_LIBS = -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++
+TEXT_LIBS = -lpcre2-8 -lcrypto -lz -lzstd -llzma -lsentencepiece -licuuc -lstdc++ -lsnappy
+# The Parquet reader (parquet/parquet.h): its pages are compressed with
+# snappy, zlib or zstd, its rows are jansson objects.
+PARQUET_SRC  = $(wildcard parquet/*.c)
+PARQUET_LIBS = -ljansson -lsnappy -lz -lzstd -lm
 # Instruction data and a run's start (sft/): records read, rendered and
 # tokenized into row sets for the trainer, linked into cod-train and cod-worker.
 SFT_SRC   = $(wildcard sft/*.c)
 # The evaluation (eval/): multiple-choice tasks scored as lm-evaluation-harness
 # scores them, in the trainer's programs (cod-analyze eval, a job's
-# analysis.tasks); it tokenizes, so it links text/ too.
-EVAL_SRC  = $(wildcard eval/*.c)
+# analysis.tasks); it tokenizes, so it links text/ too, and reads task
+# files in Parquet through parquet/ (snappy is in TEXT_LIBS for that).
+EVAL_SRC  = $(wildcard eval/*.c) $(PARQUET_SRC)
 REL_EVAL  = $(call obj,rel,$(EVAL_SRC))
 SAN_EVAL  = $(call obj,san,$(EVAL_SRC))
 # cod-prep's own code: the pipeline from input files to token shards.
 PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c)) $(PARQUET_SRC)
-PREP_LIBS = -ljansson $(TEXT_LIBS) -lsnappy -lm -fopenmp -lpthread
-# The Parquet reader (parquet/parquet.h): its pages are compressed with
-# snappy, zlib or zstd, its rows are jansson objects.
-PARQUET_SRC  = $(wildcard parquet/*.c)
-PARQUET_LIBS = -ljansson -lsnappy -lz -lzstd -lm
+PREP_LIBS = -ljansson $(TEXT_LIBS) -lm -fopenmp -lpthread
 CXXFLAGS_BASE = -std=c++17 -D_GNU_SOURCE $(WARN) -I. -MMD -MP
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
@@ -491,7 +492,7 @@ build/fuzz/fuzz_parquet: build/fuzz/obj/tests/fuzz/fuzz_parquet.o $(call fobj,$(
 	$(FUZZ_LINK) $(PARQUET_LIBS)
 # the evaluation's reading of a task file: its text side, not the model's
 FUZZ_EVAL = $(call fobj,eval/task.c eval/layout.c eval/prompt.c eval/encode.c eval/rows.c \
-                         eval/pystr.c eval/pyrandom.c)
+                         eval/pystr.c eval/pyrandom.c $(PARQUET_SRC))
 build/fuzz/fuzz_eval: build/fuzz/obj/tests/fuzz/fuzz_eval.o $(FUZZ_EVAL) $(FUZZ_PREP) $(FUZZ_BASE)
 	$(FUZZ_LINK) $(filter-out -fopenmp,$(PREP_LIBS)) -lgomp
 

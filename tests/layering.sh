@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.." && . tests/lib.sh
 # part: the parts it may include besides itself (build/ is generated code)
 declare -A may=(
     [common]="" [parquet]="common" [spec]="common" [kernels]="" [trainer]="kernels spec common"
-    [text]="common" [eval]="trainer kernels spec text common" [prep]="text parquet common"
+    [text]="common" [eval]="trainer kernels spec text parquet common" [prep]="text parquet common"
     [schema]="common" [report]="spec" [api]="schema spec report common" [daemon]="api schema common"
     [sft]="eval trainer kernels spec text common"
     [worker]="sft eval trainer kernels spec text common" [clients]="common"

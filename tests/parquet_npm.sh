@@ -9,7 +9,8 @@
 # for row. PLAIN_DICTIONARY (pyarrow's format 1.0), which arrow-rs does not
 # write, comes from the tests' own writer (tests/parquet/writer.c), read by
 # both. MMLU-, ARC- and HellaSwag-shaped files give the same JSON values as
-# their JSON-lines twins (the rows interface a task loader reads). What
+# their JSON-lines twins (the rows interface a task loader reads), and
+# cod-analyze eval scores them as the same items. What
 # cod does not read (a DELTA encoding, LZ4 and BROTLI, deeper nesting, a
 # MAP, a timestamp, a date, a decimal) is refused, naming what it is.
 cd "$(dirname "$0")/.." && . tests/lib.sh
@@ -61,6 +62,27 @@ npm shaped "$t/s" >/dev/null
 for n in mmlu arc hellaswag; do
     check "$n-shaped: the same JSON values as its JSON-lines twin, row for row" bash -c "
         $DUMP --against '$t/s/$n.jsonl' '$t/s/$n.parquet' | grep -q '^the same [0-9]* rows'"
+done
+# ... and cod-analyze eval scores each as the same items: a tiny model's
+# eval.json and every sample (prompt, choices, log-likelihoods) the same
+# from the Parquet file as from its twin
+cat > "$t/spec.json" <<JSON
+{"model": {"dim": 32, "n_layers": 2, "n_heads": 2, "ffn_dim": 64},
+ "data": {"train": "var/data/default-bytes/train_*.bin", "val": "var/data/default-bytes/val_*.bin"},
+ "train": {"steps": 2, "seq_len": 128, "batch_seqs": 2, "micro_batch": 2, "warmup": 1},
+ "eval": {"every": 0, "tokens": 256}, "stats": {"every": 0}}
+JSON
+need_corpus
+bin/cod-train "$t/spec.json" --out "$t/run" --threads 2 >"$t/train.log" 2>&1
+for n in mmlu arc hellaswag; do
+    for f in parquet jsonl; do
+        bin/cod-analyze eval "$t/run/checkpoints/step_00000002" --threads 2 --limit 20 \
+            --task "$t/s/$n.$f" --out "$t/ev-$n-$f" >"$t/ev-$n-$f.txt" 2>&1
+    done
+    check "$n.parquet through cod-analyze eval: the same items, prompts and scores as $n.jsonl" \
+        bash -c "test -s '$t/ev-$n-parquet/samples_$n.jsonl' &&
+                 cmp '$t/ev-$n-parquet/samples_$n.jsonl' '$t/ev-$n-jsonl/samples_$n.jsonl' &&
+                 grep -q '^$n .* 20 ' '$t/ev-$n-parquet.txt'"
 done
 $DUMP "$t/s/arc.parquet" choices answerKey | head -1 >"$t/arc-cols"
 check "the columns named, in the order named" grep -qF '{"choices":{"text":["option 0 of 0",' "$t/arc-cols"
