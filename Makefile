@@ -258,7 +258,7 @@ build/bench/bench_eval: build/rel/bench/bench_eval.o $(REL_EVAL) $(REL_LIB) $(RE
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS)
 
 # The tokenizer and cod-prep tests, and the benchmarks of both, link prep/ and text/.
-PREP_TESTS = build/tests/test_prep build/tests/test_tokenizer
+PREP_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_prep*.c)) build/tests/test_tokenizer
 $(PREP_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_PREP) $(call obj,san,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(PREP_LIBS)
