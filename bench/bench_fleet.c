@@ -21,7 +21,7 @@
  * against what its worker sent: points missing or different. SPEC_FILE is
  * an experiment for a cuda worker whose train.steps is the final step a
  * worker reports (the simulator reads it from the spec).
- * One file over 600 lines on purpose: the workers' and dashboards' state
+ * One file over 700 lines on purpose: the workers' and dashboards' state
  * machines, the loop and the final check all read one struct conn and the
  * record of what was sent, and a benchmark is best read whole. */
 #include <errno.h>

@@ -1,22 +1,16 @@
 /* The job spec: the recipe's defaults, one error per kind of bad field with
  * the field named, the explicit JSON form parsing back to the same spec,
- * the object forms of model and norm, parameter counts against docs/spec.md,
- * and the data checks on real shard files. */
+ * the object forms of model and norm, and parameter counts against
+ * docs/spec.md. Fine-tuning's fields: test_spec_finetune.c; the data
+ * checks on real shard files: test_spec_data.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "common/shard.h"
 #include "spec/spec.h"
 #include "tests/check.h"
-#include "trainer/data_check.h"
-
-static int parse(const char *text, struct job_spec *s, struct spec_error *e)
-{
-    return spec_parse(text, strlen(text), s, e);
-}
+#include "tests/spec_check.h"
 
 static void test_defaults_empty(void)
 {
@@ -119,14 +113,6 @@ static void test_recipes(void)
               "%s: batch %d micro %d", c->json, s.train.batch_seqs, s.train.micro_batch);
     }
 }
-
-struct bad_case {
-    const char *json;
-    const char *field;
-    const char *needle; /* a piece of the message */
-};
-
-#define CUSTOM "\"dim\":64,\"n_layers\":2,\"n_heads\":4,\"ffn_dim\":128"
 
 static const struct bad_case bad_cases[] = {
     {"[]", "", "JSON object"},
@@ -238,20 +224,6 @@ static const struct bad_case bad_cases[] = {
     {"{\"analysis\":{\"tasks\":[\"d/.jsonl\"]}}", "analysis.tasks[0]", "1 to 64 characters"},
     {"{\"analysis\":{\"tasks\":[\"d/a b.jsonl\"]}}", "analysis.tasks[0]", "only letters"},
 };
-
-static void check_bad(const char *json, const char *field, const char *needle)
-{
-    struct job_spec s;
-    struct spec_error e;
-    int rc = parse(json, &s, &e);
-    CHECK(rc == -1, "%s: accepted", json);
-    if (rc != -1)
-        return;
-    CHECK(!strcmp(e.field, field), "%s: field \"%s\", expected \"%s\" (%s)", json, e.field, field,
-          e.message);
-    CHECK(strstr(e.message, needle) != NULL, "%s: message \"%s\" lacks \"%s\"", json, e.message,
-          needle);
-}
 
 static void test_bad_fields(void)
 {
@@ -534,97 +506,6 @@ static void test_upgrade(void)
     json_decref(copy);
 }
 
-/* Fine-tuning's fields: init.from, after, instruction data, the recipes,
- * epochs; each refusal names its field; the JSON form leaves the model and
- * variant out until the start gives them, and parses back the same. */
-static const struct bad_case ft_bad[] = {
-    {"{\"init\":{\"from\":3}}", "init.from", "a path"},
-    {"{\"init\":{\"from\":\"\"}}", "init.from", "a path of 1"},
-    {"{\"init\":{\"from\":{\"experiment\":0}}}", "init.from.experiment", "positive"},
-    {"{\"init\":{\"from\":{\"run\":3}}}", "init.from.run", "unknown field"},
-    {"{\"init\":{\"to\":\"x\"}}", "init.to", "unknown field"},
-    {"{\"after\":3}", "after", "a list"},
-    {"{\"after\":[1,0]}", "after", "entry 1"},
-    {"{\"after\":[4,4]}", "after", "named twice"},
-    {"{\"sft\":{\"pack\":true}}", "sft", "instruction data"},
-    {"{\"data\":{\"format\":\"text\"}}", "data.format", "shards, instructions"},
-    {"{\"data\":{\"format\":\"instructions\"},\"init\":{\"from\":\"/c\"}}", "data.train",
-     "names its files"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"}}", "init.from",
-     "starting checkpoint"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\",\"packing\":\"documents\"},"
-     "\"init\":{\"from\":\"/c\"}}", "data.packing", "rows of their own"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
-     "\"sft\":{\"recipe\":\"alpaca\"}}", "sft.recipe", "none, llm-adapters, owlore"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
-     "\"sft\":{\"cutoff_len\":300}}", "sft.cutoff_len", "seq_len + 1 = 257"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
-     "\"sft\":{\"cutoff_len\":0}}", "sft.cutoff_len", "only with sft.pack"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
-     "\"eval\":{\"every\":10}}", "eval.every", "held-out records"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\",\"val\":\"/v.json\"},"
-     "\"init\":{\"from\":\"/c\"},\"sft\":{\"val_size\":5}}", "sft.val_size", "not both"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
-     "\"train\":{\"epochs\":2,\"steps\":9}}", "train.epochs", "give one of them"},
-    {"{\"train\":{\"epochs\":2}}", "train.epochs", "instruction records"},
-    {"{\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},\"init\":{\"from\":\"/c\"},"
-     "\"train\":{\"epochs\":0}}", "train.epochs", "positive"},
-    {"{\"train\":{\"schedule\":\"step\"}}", "train.schedule", "cosine, linear"},
-    {"{\"model\":{\"preset\":\"llama-9m\",\"norm_eps\":0}}", "model.norm_eps", "(0, 0.01]"},
-};
-
-static void test_finetune_fields(void)
-{
-    for (size_t i = 0; i < sizeof ft_bad / sizeof ft_bad[0]; i++)
-        check_bad(ft_bad[i].json, ft_bad[i].field, ft_bad[i].needle);
-    struct job_spec s, b;
-    struct spec_error e;
-    const char *la = "{\"init\":{\"from\":{\"experiment\":7}},\"after\":[3],"
-                     "\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},"
-                     "\"sft\":{\"recipe\":\"llm-adapters\"}}";
-    CHECK(parse(la, &s, &e) == 0, "%s: %s", e.field, e.message);
-    CHECK(s.model_from_init && s.norm_from_init && !strcmp(s.name, "finetune"),
-          "the model and the variant are the start's");
-    CHECK(s.train.lr == 3e-4 && s.train.epochs == 3 && s.train.steps == 0 &&
-              s.train.warmup == 100 && s.train.batch_seqs == 16 && s.train.seq_len == 256 &&
-              s.train.schedule == SCHEDULE_LINEAR && s.train.min_lr_ratio == 0 &&
-              s.train.clip == 1.0 && s.sft.cutoff_len == 256 && !s.sft.pack &&
-              s.sft.train_on_inputs && s.sft.val_size == 120 && s.eval_every == 200,
-          "llm-adapters' values");
-    int64_t ids[SPEC_MAX_AFTER + 1];
-    CHECK(spec_waits_for(&s, ids) == 2 && ids[0] == 3 && ids[1] == 7,
-          "it waits for after's and init.from's experiments");
-    json_t *j = spec_to_json(&s);
-    CHECK(j && !json_object_get(j, "model") && !json_object_get(j, "norm") &&
-              !json_object_get(json_object_get(j, "train"), "steps") &&
-              json_object_get(json_object_get(j, "train"), "epochs"),
-          "the JSON form: no model, norm or steps until the start and the data give them");
-    char *text = json_dumps(j, JSON_COMPACT);
-    CHECK(text && parse(text, &b, &e) == 0, "parses back: %s", e.message);
-    json_t *j2 = spec_to_json(&b);
-    CHECK(json_equal(j, j2), "the same spec");
-    free(text);
-    json_decref(j);
-    json_decref(j2);
-
-    const char *ow = "{\"init\":{\"from\":\"/ck\"},\"model\":\"llama-9m\","
-                     "\"data\":{\"format\":\"instructions\",\"train\":\"/r.json\"},"
-                     "\"sft\":{\"recipe\":\"owlore\"},\"train\":{\"lr\":1e-4}}";
-    CHECK(parse(ow, &s, &e) == 0, "%s: %s", e.field, e.message);
-    CHECK(!s.model_from_init && s.norm_from_init && s.sft.pack && s.sft.cutoff_len == 0 &&
-              s.train.seq_len == 512 && s.train.epochs == 1 && s.train.warmup == 0 &&
-              s.train.lr == 1e-4 && !s.sft.train_on_inputs && s.eval_every == 0,
-          "owlore's values, the spec's lr over them");
-    const char *steps = "{\"init\":{\"from\":\"/ck\"},\"data\":{\"format\":\"instructions\","
-                        "\"train\":\"/r.json\"},\"train\":{\"epochs\":2}}";
-    CHECK(parse(steps, &s, &e) == 0 && s.train.warmup == -1 && s.train.steps == 0,
-          "epochs without a recipe: the warmup a tenth of the steps the data gives");
-    CHECK(parse("{\"init\":{\"from\":\"/ck\"},\"model\":\"llama-9m\",\"norm\":\"lns\"}", &s,
-                &e) == 0 && s.format == FORMAT_SHARDS && s.init.kind == INIT_PATH &&
-              !strcmp(s.name, "llama-9m-lns"),
-          "a start for more pretraining on shards");
-}
-
 static int parse_file(const char *path, struct job_spec *s)
 {
     FILE *f = fopen(path, "r");
@@ -724,163 +605,6 @@ static void test_param_counts(void)
     CHECK(rc == 0 && spec_param_count(&s) == -1, "unknown vocab");
 }
 
-/* ---- data checks on real shard files ---- */
-
-static char tmpdir[64];
-
-static void path_in(char *out, size_t n, const char *name)
-{
-    snprintf(out, n, "%s/%s", tmpdir, name);
-}
-
-static int write_tokens(const char *name, uint32_t lo, uint32_t hi, int64_t n)
-{
-    char p[256], err[256];
-    path_in(p, sizeof(p), name);
-    uint32_t *tok = malloc((size_t)n * sizeof(*tok));
-    if (!tok)
-        return -1;
-    for (int64_t i = 0; i < n; i++)
-        tok[i] = lo + (uint32_t)(i % (hi - lo + 1));
-    tok[n - 1] = hi;
-    int rc = shard_write(p, tok, n, hi > 65535 ? 4 : 2, err, sizeof(err));
-    CHECK(rc == 0, "shard_write: %s", err);
-    free(tok);
-    return rc;
-}
-
-static void write_text(const char *name, const char *text)
-{
-    char p[256];
-    path_in(p, sizeof(p), name);
-    FILE *f = fopen(p, "w");
-    CHECK(f != NULL, "fopen %s", p);
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
-static void remove_file(const char *name)
-{
-    char p[256];
-    path_in(p, sizeof(p), name);
-    unlink(p);
-}
-
-/* A spec over the temp dir's shards, optionally with an explicit vocab. */
-static int data_spec(struct job_spec *s, const char *train, const char *val, int vocab)
-{
-    char json[1024];
-    struct spec_error e;
-    snprintf(json, sizeof(json),
-             "{\"model\":{" CUSTOM "%s%.0d},\"data\":{\"train\":\"%s/%s\",\"val\":\"%s/%s\"}}",
-             vocab ? ",\"vocab\":" : "", vocab, tmpdir, train, tmpdir, val);
-    int rc = parse(json, s, &e);
-    CHECK(rc == 0, "%s: %s", json, e.message);
-    return rc;
-}
-
-static void expect_data(const char *train, const char *val, int vocab, int want_rc,
-                        int want_vocab, const char *field, const char *needle)
-{
-    struct job_spec s;
-    struct spec_error e;
-    if (data_spec(&s, train, val, vocab))
-        return;
-    int rc = spec_check_data(&s, &e);
-    CHECK(rc == want_rc, "%s %s vocab %d: rc %d (%s: %s)", train, val, vocab, rc, e.field,
-          e.message);
-    if (rc == 0 && want_rc == 0)
-        CHECK(s.model.vocab == want_vocab, "%s %s: vocab %d, expected %d", train, val,
-              s.model.vocab, want_vocab);
-    if (rc == -1 && want_rc == -1) {
-        CHECK(!strcmp(e.field, field), "field %s, expected %s (%s)", e.field, field, e.message);
-        CHECK(strstr(e.message, needle) != NULL, "message \"%s\" lacks \"%s\"", e.message, needle);
-    }
-}
-
-/* data.packing "documents" against meta.json (NULL: none): its doc token
- * must say where documents begin, refused naming the shard set otherwise. */
-static void expect_docs(const char *meta, int want_rc, const char *field, const char *needle)
-{
-    if (meta)
-        write_text("meta.json", meta);
-    else
-        remove_file("meta.json");
-    char json[1024];
-    snprintf(json, sizeof(json),
-             "{\"model\":{" CUSTOM "},\"data\":{\"train\":\"%s/train_*.bin\","
-             "\"val\":\"%s/val_*.bin\",\"packing\":\"documents\"}}",
-             tmpdir, tmpdir);
-    struct job_spec s;
-    struct spec_error e;
-    if (parse(json, &s, &e)) {
-        CHECK(0, "%s: %s", json, e.message);
-        return;
-    }
-    int rc = spec_check_data(&s, &e);
-    CHECK(rc == want_rc, "meta %s: rc %d (%s: %s)", meta ? meta : "(none)", rc, e.field,
-          e.message);
-    if (rc == -1 && want_rc == -1) {
-        CHECK(!strcmp(e.field, field), "field %s, expected %s (%s)", e.field, field, e.message);
-        CHECK(strstr(e.message, needle) != NULL, "message \"%s\" lacks \"%s\"", e.message, needle);
-    }
-}
-
-static void test_check_data(void)
-{
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/cod_test_spec_XXXXXX");
-    if (!mkdtemp(tmpdir)) {
-        CHECK(0, "mkdtemp");
-        return;
-    }
-    /* max token 299 in train, 310 in val: vocab 311 from the scan */
-    if (write_tokens("train_000.bin", 0, 299, 5000) ||
-        write_tokens("train_001.bin", 5, 250, 3000) ||
-        write_tokens("val_000.bin", 1, 310, 1000) || write_tokens("big_000.bin", 0, 70000, 100))
-        goto out;
-    expect_data("train_*.bin", "val_*.bin", 0, 0, 311, NULL, NULL);
-    expect_data("train_*.bin", "val_*.bin", 311, 0, 311, NULL, NULL);
-    expect_data("train_*.bin", "val_*.bin", 300, -1, 0, "model.vocab", "310");
-    expect_data("big_*.bin", "val_*.bin", 0, 0, 70001, NULL, NULL);
-    /* missing files name the pattern */
-    expect_data("nope_*.bin", "val_*.bin", 0, -1, 0, "data.train", "nope_*.bin");
-    expect_data("train_*.bin", "missing.bin", 0, -1, 0, "data.val", "missing.bin");
-    /* a file that is not a shard is named */
-    write_text("val_bad.bin", "not a shard");
-    expect_data("train_*.bin", "val_*.bin", 0, -1, 0, "data.val", "val_bad.bin");
-    remove_file("val_bad.bin");
-    /* meta.json is trusted over the tokens */
-    write_text("meta.json", "{\"vocab_size\": 32000, \"tokenizer\": \"llama\"}");
-    expect_data("train_*.bin", "val_*.bin", 0, 0, 32000, NULL, NULL);
-    expect_data("train_*.bin", "val_*.bin", 50000, 0, 50000, NULL, NULL);
-    expect_data("train_*.bin", "val_*.bin", 1000, -1, 0, "model.vocab", "meta.json");
-    write_text("meta.json", "{\"vocab_size\": \"many\"}");
-    expect_data("train_*.bin", "val_*.bin", 0, -1, 0, "model.vocab", "vocab_size");
-    write_text("meta.json", "{\"vocab");
-    expect_data("train_*.bin", "val_*.bin", 0, -1, 0, "model.vocab", "meta.json");
-    /* documents packing: shards without meta.json (llm.c's) declare no
-     * document boundaries, nor does a meta.json without doc_token */
-    expect_docs(NULL, -1, "data.train", "no meta.json");
-    expect_docs("{\"vocab_size\": 400}", -1, "data.train", "\"doc_token\"");
-    expect_docs("{\"vocab_size\": 400, \"doc_token\": 256}", 0, NULL, NULL);
-    expect_docs("{\"vocab_size\": 400, \"doc_token\": 400}", -1, "data.train", "doc_token");
-    expect_docs("{\"vocab_size\": 400, \"doc_token\": 1, \"doc_token_at\": \"end\", "
-                "\"pad_token\": 0}", 0, NULL, NULL);
-    expect_docs("{\"vocab_size\": 400, \"doc_token\": 1, \"doc_token_at\": \"middle\"}", -1,
-                "data.train", "doc_token_at");
-    expect_docs("{\"vocab_size\": 400, \"doc_token\": 1, \"pad_token\": -1}", -1, "data.train",
-                "pad_token");
-    remove_file("meta.json");
-out:
-    remove_file("train_000.bin");
-    remove_file("train_001.bin");
-    remove_file("val_000.bin");
-    remove_file("big_000.bin");
-    CHECK(rmdir(tmpdir) == 0, "rmdir %s", tmpdir);
-}
-
 int main(void)
 {
     RUN(test_defaults_empty);
@@ -896,7 +620,5 @@ int main(void)
     RUN(test_upgrade);
     RUN(test_tasks);
     RUN(test_recipe_files);
-    RUN(test_check_data);
-    RUN(test_finetune_fields);
     CHECK_EXIT();
 }
