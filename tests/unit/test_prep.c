@@ -1,4 +1,4 @@
-/* cod-prep's pipeline (prep/prep_run.c) and its output: shards that
+/* cod-prep's run (prep/prep_run.h) and its output: shards that
  * common/shard.h reads back with the right header and tokens, shard cutting,
  * meta.json, failures that leave no shard under a final name, and the
  * shard sink. Its inputs: test_prep_inputs.c; which documents go where:
