@@ -8,6 +8,7 @@
 
 #include "api/static.h"
 #include "api/submit.h"
+#include "views/sweep.h"
 
 enum MHD_Result h_dashboard(struct req *r, int64_t id)
 {
@@ -200,7 +201,7 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     json_t *o;
-    rc = store_sweep(r->app->store, sweep, &o);
+    rc = views_sweep(r->app->store, sweep, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     return reply_json(r, 201, o);
@@ -209,7 +210,7 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
 enum MHD_Result h_show_sweep(struct req *r, int64_t id)
 {
     json_t *o;
-    int rc = store_sweep(r->app->store, id, &o);
+    int rc = views_sweep(r->app->store, id, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     return reply_json(r, 200, o);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "views/sweep.h"
 #include "spec/spec.h"
 
 enum MHD_Result h_sweep_series(struct req *r, int64_t id)
@@ -18,7 +19,7 @@ enum MHD_Result h_sweep_series(struct req *r, int64_t id)
     if (!name || !*name)
         return reply_error(r, 400, "bad_query", "name", "name is required: the metric to average");
     json_t *o;
-    int rc = store_sweep_series(r->app->store, id, NULL, name, every, &o);
+    int rc = views_sweep_series(r->app->store, id, NULL, name, every, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     return reply_json(r, 200, o);
@@ -74,7 +75,7 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
 {
     json_t *view, *info = json_array(), *series = json_object(), *tasks = json_object(),
            *doc = NULL, *files = NULL;
-    int rc = store_sweep(r->app->store, id, &view);
+    int rc = views_sweep(r->app->store, id, &view);
     if (rc != ST_OK) {
         json_decref(info);
         json_decref(series);
@@ -87,7 +88,7 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
                                  : ST_ERROR;
     for (const char *const *n = report_series; rc == ST_OK && *n; n++) {
         json_t *s;
-        rc = store_sweep_series(r->app->store, id, view, *n, report_every(*n, max_steps), &s);
+        rc = views_sweep_series(r->app->store, id, view, *n, report_every(*n, max_steps), &s);
         if (rc == ST_OK)
             json_object_set_new(series, *n, s);
     }
@@ -95,7 +96,7 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
         char name[32];
         json_t *s;
         snprintf(name, sizeof name, "angular/n%d", k);
-        rc = store_sweep_series(r->app->store, id, view, name, 1, &s);
+        rc = views_sweep_series(r->app->store, id, view, name, 1, &s);
         if (rc == ST_OK)
             json_object_set_new(series, name, s);
     }
@@ -105,7 +106,7 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
         char name[160];
         json_t *s;
         snprintf(name, sizeof name, "prune/%s/delta_acc", task);
-        if (rc == ST_OK && (rc = store_sweep_series(r->app->store, id, view, name, 1, &s)) == ST_OK)
+        if (rc == ST_OK && (rc = views_sweep_series(r->app->store, id, view, name, 1, &s)) == ST_OK)
             json_object_set_new(series, name, s);
     }
     json_decref(tasks);

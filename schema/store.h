@@ -1,14 +1,15 @@
 /* The store: cod-server's only door to SQLite. Every write goes through
  * one connection under a mutex and runs in one BEGIN IMMEDIATE transaction
  * with synchronous=FULL, so a returned ST_OK means the change is on disk;
- * reads use a small pool of read connections. Views come back as jansson
- * objects, ready for the API to send. Where each part lives: db.c
+ * reads use a small pool of read connections. A sweep comes back as rows,
+ * which views/ shapes; the other views still as jansson objects, ready for
+ * the API to send. Where each part lives: db.c
  * connections and transactions, queue.c submissions and cancel, leases.c
  * the lease policy (lease, heartbeat, finish, the reaper), workers.c the
  * worker registry, metrics.c points and logs in and out, views.c the
- * experiment and /metrics views, sweeps.c a sweep's grid, its replicate
- * groups and their averaged series (with replicates.c and stats.c, which
- * hold no SQL); the tables are schema.sql and its migrations (migrate.c). */
+ * experiment and /metrics views, sweeps.c a sweep's cells and the points
+ * its groups average (their statistics: views/); the tables are schema.sql
+ * and its migrations (migrate.c). */
 #ifndef COD_STORE_H
 #define COD_STORE_H
 
@@ -221,15 +222,37 @@ int store_layers(struct store *st, int64_t exp, const char *name, long step, jso
 /* Every step of a per-layer series: {"steps": [s…], "values": [[v of layer 0, 1, …] per step]}. */
 int store_layer_history(struct store *st, int64_t exp, const char *name, json_t **out);
 int store_logs(struct store *st, int64_t exp, int64_t after, int limit, json_t **out);
-/* A sweep: its grid, every cell, the cells' replicate groups (cells equal
- * but for train.seed) with their final eval/ppl as mean ± sd, and paired
- * comparisons of groups that differ in one grid key (schema/replicates.h). */
-int store_sweep(struct store *st, int64_t id, json_t **out);
-/* name averaged over each replicate group's finished, non-diverged
- * experiments: per (step, layer) the mean, sd and count; every every-th
- * step and the last. view: the sweep's view (store_sweep), or NULL to read it. */
-int store_sweep_series(struct store *st, int64_t id, const json_t *view, const char *name, long every,
-                       json_t **out);
+/* A sweep's rows, as stored (views/sweep.c makes its view of them). A
+ * number the store does not hold (no such point yet, or a non-finite one)
+ * has its has_ flag 0. */
+struct sweep_cell {
+    int64_t experiment;
+    int stage;            /* 0: a pretraining cell; above: its later stages */
+    char *state;
+    char *reason, *name;  /* NULL when none */
+    char *params;         /* the cell's grid values, JSON text; NULL when none */
+    /* stage 0: the newest eval/ppl (with its step) and eval/loss */
+    int has_ppl, has_step, has_loss;
+    double ppl, loss;
+    int64_t step;
+    /* later stages: the newest task/NAME/MEASURE values, as a JSON object's text */
+    char *tasks;
+};
+struct sweep_rows {
+    double created;
+    char *body;           /* the sweep as submitted, JSON text */
+    struct sweep_cell *cells, *stages;  /* in id order */
+    int n_cells, n_stages;
+};
+/* ST_OK with *out filled (free it with sweep_rows_free), ST_NOTFOUND, ST_ERROR. */
+int store_sweep(struct store *st, int64_t id, struct sweep_rows *out);
+void sweep_rows_free(struct sweep_rows *r);
+/* Every point of the metric name of the experiments exps[0..n), sorted by
+ * (step, layer), each handed to fn (a non-finite value has is_null set);
+ * fn's nonzero stops the read, which then returns ST_ERROR. */
+typedef int (*store_point_fn)(void *ctx, int64_t step, int64_t layer, int is_null, double value);
+int store_points_of(struct store *st, const int64_t *exps, int n, const char *name,
+                    store_point_fn fn, void *ctx);
 int store_workers(struct store *st, double lost_after, json_t **out);
 /* Counts for /metrics: experiments by state, workers by state, lease
  * expiries, and the newest loss and throughput of each running experiment. */

@@ -202,14 +202,13 @@ static void stages_and_steps(void)
     int rep;
     char s[600];
     CHECK(store_create_sweep(st, "{}", NULL, rows, 2, &sw, &rep) == ST_OK, "a sweep of two stages");
-    json_t *v;
-    CHECK(store_sweep(st, sw, &v) == ST_OK, "its view");
-    json_t *cells = json_object_get(v, "cells"), *stages = json_object_get(v, "stages");
-    int64_t first = json_integer_value(json_object_get(json_array_get(cells, 0), "experiment"));
-    int64_t ft = json_integer_value(json_object_get(json_array_get(stages, 0), "experiment"));
-    CHECK(json_array_size(cells) == 1 && json_array_size(stages) == 1 && ft == first + 1,
+    struct sweep_rows v;
+    CHECK(store_sweep(st, sw, &v) == ST_OK, "its rows");
+    int64_t first = v.n_cells ? v.cells[0].experiment : 0;
+    int64_t ft = v.n_stages ? v.stages[0].experiment : 0;
+    CHECK(v.n_cells == 1 && v.n_stages == 1 && ft == first + 1 && v.stages[0].stage == 1,
           "the grid's cells apart from the later stages");
-    json_decref(v);
+    sweep_rows_free(&v);
     json_t *o;
     CHECK(store_get_experiment(st, ft, &o) == ST_OK, "the stage's view");
     json_t *from = json_object_get(json_object_get(json_object_get(o, "spec"), "init"), "from");
