@@ -8,6 +8,7 @@
 
 #include "api/static.h"
 #include "api/submit.h"
+#include "views/experiment.h"
 #include "views/sweep.h"
 
 enum MHD_Result h_dashboard(struct req *r, int64_t id)
@@ -83,7 +84,7 @@ static void wake_for_new(struct app *app, const struct new_experiment *rows, int
 static enum MHD_Result show(struct req *r, int status, int64_t id)
 {
     json_t *o;
-    int rc = store_get_experiment(r->app->store, id, &o);
+    int rc = views_experiment(r->app->store, id, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment");
     return reply_json(r, status, o);
@@ -108,7 +109,7 @@ static enum MHD_Result unknown_after(struct req *r, const struct new_experiment 
 {
     for (int i = 0; i < e->n_after; i++) {
         json_t *o;
-        int rc = store_get_experiment(r->app->store, e->after[i], &o);
+        int rc = views_experiment(r->app->store, e->after[i], &o);
         if (rc == ST_OK)
             json_decref(o);
         else if (rc == ST_NOTFOUND)
@@ -245,7 +246,7 @@ enum MHD_Result h_list_experiments(struct req *r, int64_t unused)
     f.before = cursor;
     f.limit = (int)limit;
     json_t *o;
-    int rc = store_list_experiments(r->app->store, &f, &o);
+    int rc = views_experiments(r->app->store, &f, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment");
     return reply_json(r, 200, o);

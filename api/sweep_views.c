@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "views/experiment.h"
 #include "views/sweep.h"
 #include "spec/spec.h"
 
@@ -53,7 +54,7 @@ static int group_models(struct req *r, const json_t *view, json_t *info, int *ma
     json_array_foreach(json_object_get(view, "groups"), i, g) {
         json_t *e;
         json_int_t first = json_integer_value(json_array_get(json_object_get(g, "experiments"), 0));
-        int rc = store_get_experiment(r->app->store, first, &e);
+        int rc = views_experiment(r->app->store, first, &e);
         if (rc != ST_OK)
             return rc;
         const json_t *spec = json_object_get(e, "spec");

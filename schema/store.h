@@ -1,13 +1,13 @@
 /* The store: cod-server's only door to SQLite. Every write goes through
  * one connection under a mutex and runs in one BEGIN IMMEDIATE transaction
  * with synchronous=FULL, so a returned ST_OK means the change is on disk;
- * reads use a small pool of read connections. A sweep comes back as rows,
- * which views/ shapes; the other views still as jansson objects, ready for
- * the API to send. Where each part lives: db.c
+ * reads use a small pool of read connections. Experiments and sweeps come
+ * back as rows, which views/ shapes; the metrics, logs, workers and
+ * /metrics counts still as jansson objects, ready for the API to send. Where each part lives: db.c
  * connections and transactions, queue.c submissions and cancel, leases.c
  * the lease policy (lease, heartbeat, finish, the reaper), workers.c the
- * worker registry, metrics.c points and logs in and out, views.c the
- * experiment and /metrics views, sweeps.c a sweep's cells and the points
+ * worker registry, metrics.c points and logs in and out, views.c an
+ * experiment's rows and the /metrics counts, sweeps.c a sweep's cells and the points
  * its groups average (their statistics: views/); the tables are schema.sql
  * and its migrations (migrate.c). */
 #ifndef COD_STORE_H
@@ -73,8 +73,45 @@ struct exp_filter {
     int64_t before;   /* cursor: ids below this; 0: from the newest */
     int limit;
 };
-int store_get_experiment(struct store *st, int64_t id, json_t **out);
-int store_list_experiments(struct store *st, const struct exp_filter *f, json_t **out);
+/* An experiment that one waits for, or one that waits for it. */
+struct exp_link {
+    int64_t id;
+    char *name, *state;
+};
+/* A scalar's newest point. */
+struct latest_point {
+    char *name;
+    int64_t step;
+    int has_value;    /* 0: a non-finite value */
+    double value;
+};
+/* An experiment's row, as stored (views/experiment.c makes its view). */
+struct exp_row {
+    int64_t id;
+    char *name, *model, *norm, *device, *state;
+    char *reason;                /* NULL when none */
+    int64_t sweep, run, worker;  /* 0 when none */
+    int attempts, max_attempts, priority, cancel_req, stage;
+    int64_t step, steps;
+    double created, started, finished;
+    int has_started, has_finished;
+    /* store_list_experiments: the ids it waits for, as a JSON array's text */
+    char *after_ids;
+    /* store_get_experiment: the experiments it waits for and those that
+     * wait for it, its spec (JSON text) and its scalars' newest points */
+    struct exp_link *after, *then;
+    int n_after, n_then;
+    char *spec;
+    struct latest_point *latest;
+    int n_latest;
+};
+void exp_row_free(struct exp_row *e);
+/* ST_OK with *out filled (free it with exp_row_free), ST_NOTFOUND, ST_ERROR. */
+int store_get_experiment(struct store *st, int64_t id, struct exp_row *out);
+/* Up to f->limit rows, newest first, into *rows (each freed with
+ * exp_row_free, then the array); *more: a next page exists. */
+int store_list_experiments(struct store *st, const struct exp_filter *f, struct exp_row **rows,
+                           int *n, int *more);
 /* queued → cancelled now; running → flagged, cancelled at the next heartbeat. */
 int store_cancel(struct store *st, int64_t id);
 /* The experiment and every one that waits on it, directly or through

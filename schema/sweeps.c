@@ -29,17 +29,6 @@ static const char q_group_series[] =
     " WHERE name = ?2 AND experiment_id IN (SELECT value FROM json_each(?1))"
     " ORDER BY step, layer";
 
-/* A text column's copy; NULL for SQL NULL. *bad is set when the copy fails. */
-static char *text_col(sqlite3_stmt *s, int i, int *bad)
-{
-    const char *t = (const char *)sqlite3_column_text(s, i);
-    if (!t)
-        return NULL;
-    char *copy = strdup(t);
-    *bad |= !copy;
-    return copy;
-}
-
 static int num_col(sqlite3_stmt *s, int i, double *v)
 {
     if (sqlite3_column_type(s, i) == SQLITE_NULL)
@@ -99,20 +88,20 @@ static int read_cells(struct conn *c, int64_t id, int stages, struct sweep_rows 
         if (!cell)
             return ST_ERROR;
         cell->experiment = sqlite3_column_int64(s, 0);
-        cell->state = text_col(s, 1, &bad);
-        cell->params = text_col(s, 2, &bad);
+        cell->state = db_col_text(s, 1, &bad);
+        cell->params = db_col_text(s, 2, &bad);
         if (stages) {
             cell->stage = sqlite3_column_int(s, 3);
-            cell->reason = text_col(s, 4, &bad);
-            cell->name = text_col(s, 5, &bad);
-            cell->tasks = text_col(s, 6, &bad);
+            cell->reason = db_col_text(s, 4, &bad);
+            cell->name = db_col_text(s, 5, &bad);
+            cell->tasks = db_col_text(s, 6, &bad);
             continue;
         }
         cell->has_ppl = num_col(s, 3, &cell->ppl);
         cell->has_step = sqlite3_column_type(s, 4) != SQLITE_NULL;
         cell->step = sqlite3_column_int64(s, 4);
         cell->has_loss = num_col(s, 5, &cell->loss);
-        cell->reason = text_col(s, 6, &bad);
+        cell->reason = db_col_text(s, 6, &bad);
     }
     return !bad && rc == SQLITE_DONE ? ST_OK : ST_ERROR;
 }
@@ -132,7 +121,7 @@ int store_sweep(struct store *st, int64_t id, struct sweep_rows *out)
     if (rc != SQLITE_ROW)
         goto done;
     out->created = sqlite3_column_double(s, 0);
-    out->body = text_col(s, 1, &bad);
+    out->body = db_col_text(s, 1, &bad);
     if (bad)
         goto done;
     if ((ret = read_cells(c, id, 0, out)) == ST_OK)
@@ -147,7 +136,7 @@ done:
 /* exps as a JSON array's text, for json_each. */
 static char *id_list(const int64_t *exps, int n)
 {
-    size_t cap = 2 + (size_t)n * 21, len = 0;
+    size_t cap = 3 + (size_t)n * 21, len = 0;  /* "[", n ids with their commas, "]", NUL */
     char *t = malloc(cap);
     if (!t)
         return NULL;
