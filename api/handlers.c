@@ -10,6 +10,7 @@
 #include "api/submit.h"
 #include "views/experiment.h"
 #include "views/sweep.h"
+#include "views/workers.h"
 
 enum MHD_Result h_dashboard(struct req *r, int64_t id)
 {
@@ -27,7 +28,7 @@ enum MHD_Result h_readyz(struct req *r, int64_t id)
 {
     (void)id;
     json_t *o;
-    int rc = store_stats(r->app->store, 1e9, &o);
+    int rc = views_counts(r->app->store, 1e9, &o);
     if (rc != ST_OK || r->app->stopping) {
         if (rc == ST_OK)
             json_decref(o);
@@ -42,7 +43,7 @@ enum MHD_Result h_prometheus(struct req *r, int64_t id)
 {
     (void)id;
     json_t *stats;
-    int rc = store_stats(r->app->store, r->app->lease_s, &stats);
+    int rc = views_counts(r->app->store, r->app->lease_s, &stats);
     if (rc != ST_OK)
         return reply_store(r, rc, "stats");
     pthread_mutex_lock(&r->app->lock);
@@ -335,7 +336,7 @@ enum MHD_Result h_workers(struct req *r, int64_t unused)
 {
     (void)unused;
     json_t *o;
-    int rc = store_workers(r->app->store, r->app->lease_s, &o);
+    int rc = views_workers(r->app->store, r->app->lease_s, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "worker");
     return reply_json(r, 200, o);

@@ -177,9 +177,9 @@ int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *
  * many write jobs they held. */
 void db_counts(struct store *st, long *commits, long *jobs);
 
-/* workers.c: marks a worker heard from now; its rows as the API lists them. */
+/* workers.c: marks a worker heard from now; the rows of the workers. */
 int db_touch_worker(struct conn *c, int64_t worker, double now);
-json_t *db_worker_rows(struct conn *c, double lost_after);
+int db_worker_rows(struct conn *c, double lost_after, struct worker_row **rows, int *n);
 
 /* runs.c: a run and its experiment, as reports and finishes see them. */
 struct run_row {

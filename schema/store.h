@@ -1,9 +1,9 @@
 /* The store: cod-server's only door to SQLite. Every write goes through
  * one connection under a mutex and runs in one BEGIN IMMEDIATE transaction
  * with synchronous=FULL, so a returned ST_OK means the change is on disk;
- * reads use a small pool of read connections. Experiments and sweeps come
- * back as rows, which views/ shapes; the metrics, logs, workers and
- * /metrics counts still as jansson objects, ready for the API to send. Where each part lives: db.c
+ * reads use a small pool of read connections. Experiments, sweeps, workers
+ * and the /metrics counts come back as rows, which views/ shapes; the
+ * metrics and logs still as jansson objects, ready for the API to send. Where each part lives: db.c
  * connections and transactions, queue.c submissions and cancel, leases.c
  * the lease policy (lease, heartbeat, finish, the reaper), workers.c the
  * worker registry, metrics.c points and logs in and out, views.c an
@@ -290,10 +290,45 @@ void sweep_rows_free(struct sweep_rows *r);
 typedef int (*store_point_fn)(void *ctx, int64_t step, int64_t layer, int is_null, double value);
 int store_points_of(struct store *st, const int64_t *exps, int n, const char *name,
                     store_point_fn fn, void *ctx);
-int store_workers(struct store *st, double lost_after, json_t **out);
-/* Counts for /metrics: experiments by state, workers by state, lease
- * expiries, and the newest loss and throughput of each running experiment. */
-int store_stats(struct store *st, double lost_after, json_t **out);
+/* A worker as the registry holds it (views/workers.c makes its view). */
+struct worker_row {
+    int64_t id;
+    char *name, *device;
+    char *host;              /* NULL for one registered before hosts were kept */
+    int capacity;
+    double registered, heartbeat_age_s;
+    const char *state;       /* offline, lost, busy or idle: a static string */
+    int waiting;             /* parked in a lease long-poll, a candidate for a gang */
+    int64_t *experiments;    /* those its active runs hold */
+    int n_experiments;
+};
+void worker_rows_free(struct worker_row *w, int n);
+/* Every worker not removed, by id; *rows freed with worker_rows_free. */
+int store_workers(struct store *st, double lost_after, struct worker_row **rows, int *n);
+/* Counts for /metrics: experiments by state, the workers, lease expiries,
+ * and the newest loss and throughput of each running experiment. */
+struct state_count {
+    char *state;
+    int64_t n;
+};
+struct running_row {
+    int64_t id;
+    char *model, *norm;
+    int has_loss, has_tokens_per_s;
+    double loss, tokens_per_s;
+};
+struct store_counts {
+    struct state_count *states;
+    int n_states;
+    struct worker_row *workers;
+    int n_workers;
+    struct running_row *running;
+    int n_running;
+    int64_t lease_expiries;
+    long commits, jobs, fsyncs;
+};
+void store_counts_free(struct store_counts *k);
+int store_stats(struct store *st, double lost_after, struct store_counts *out);
 
 double store_now(void);
 

@@ -1,7 +1,7 @@
 /* The read-only rows behind the API's views: an experiment (with its spec,
  * its chain's links and the newest value of every scalar) and the
  * experiment list, which views/experiment.c shapes, and the counts behind
- * /metrics (a sweep's rows are schema/sweeps.c). */
+ * /metrics, views/counts.c's (a sweep's rows are schema/sweeps.c). */
 #include "schema/db.h"
 #include "schema/syncvfs.h"
 
@@ -185,42 +185,74 @@ done:
     return ret;
 }
 
-int store_stats(struct store *st, double lost_after, json_t **out)
+void store_counts_free(struct store_counts *k)
+{
+    for (int i = 0; i < k->n_states; i++)
+        free(k->states[i].state);
+    for (int i = 0; i < k->n_running; i++) {
+        free(k->running[i].model);
+        free(k->running[i].norm);
+    }
+    free(k->states);
+    free(k->running);
+    worker_rows_free(k->workers, k->n_workers);
+    memset(k, 0, sizeof *k);
+}
+
+int store_stats(struct store *st, double lost_after, struct store_counts *out)
 {
     struct conn *c = db_reader_get(st);
-    int ret = ST_ERROR, rc;
-    json_t *states = json_object(), *running = json_array(), *workers = db_worker_rows(c, lost_after);
-    json_int_t expiries = 0;
+    int ret = ST_ERROR, rc = SQLITE_ERROR, bad = 0, cap = 0;
+    memset(out, 0, sizeof *out);
     sqlite3_stmt *s = db_stmt(c, q_states);
-    if (!s || !states || !running || !workers)
+    if (!s || db_worker_rows(c, lost_after, &out->workers, &out->n_workers) != ST_OK)
         goto done;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        json_object_set_new(states, (const char *)sqlite3_column_text(s, 0), db_col_json(s, 1));
-    if (rc != SQLITE_DONE || !(s = db_stmt(c, q_counter)))
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (out->n_states == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct state_count *more = realloc(out->states, (size_t)cap * sizeof *more);
+            if (!more)
+                goto done;
+            out->states = more;
+        }
+        struct state_count *k = &out->states[out->n_states++];
+        k->state = db_col_text(s, 0, &bad);
+        k->n = sqlite3_column_int64(s, 1);
+    }
+    if (bad || rc != SQLITE_DONE || !(s = db_stmt(c, q_counter)))
         goto done;
     sqlite3_bind_text(s, 1, "lease_expiries", -1, SQLITE_STATIC);
     if (sqlite3_step(s) == SQLITE_ROW)
-        expiries = sqlite3_column_int64(s, 0);
+        out->lease_expiries = sqlite3_column_int64(s, 0);
     if (!(s = db_stmt(c, q_running)))
         goto done;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        json_array_append_new(running, json_pack("{s:o,s:o,s:o,s:o,s:o}", "id", db_col_json(s, 0),
-                                                 "model", db_col_json(s, 1), "norm", db_col_json(s, 2),
-                                                 "loss", db_col_json(s, 3), "tokens_per_s",
-                                                 db_col_json(s, 4)));
-    if (rc != SQLITE_DONE)
+    cap = 0;
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (out->n_running == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct running_row *more = realloc(out->running, (size_t)cap * sizeof *more);
+            if (!more)
+                goto done;
+            out->running = more;
+        }
+        struct running_row *r = &out->running[out->n_running++];
+        memset(r, 0, sizeof *r);
+        r->id = sqlite3_column_int64(s, 0);
+        r->model = db_col_text(s, 1, &bad);
+        r->norm = db_col_text(s, 2, &bad);
+        r->has_loss = sqlite3_column_type(s, 3) != SQLITE_NULL;
+        r->loss = sqlite3_column_double(s, 3);
+        r->has_tokens_per_s = sqlite3_column_type(s, 4) != SQLITE_NULL;
+        r->tokens_per_s = sqlite3_column_double(s, 4);
+    }
+    if (bad || rc != SQLITE_DONE)
         goto done;
-    long commits, jobs;
-    db_counts(st, &commits, &jobs);
-    *out = json_pack("{s:O,s:O,s:O,s:I,s:I,s:I,s:I}", "states", states, "workers", workers,
-                     "running", running, "lease_expiries", expiries, "commits",
-                     (json_int_t)commits, "jobs", (json_int_t)jobs, "fsyncs",
-                     (json_int_t)syncvfs_count());
-    ret = *out ? ST_OK : ST_ERROR;
+    db_counts(st, &out->commits, &out->jobs);
+    out->fsyncs = syncvfs_count();
+    ret = ST_OK;
 done:
-    json_decref(states);
-    json_decref(running);
-    json_decref(workers);
     db_reader_put(st, c);
+    if (ret != ST_OK)
+        store_counts_free(out);
     return ret;
 }

@@ -12,6 +12,7 @@
 
 #include "schema/store.h"
 #include "views/experiment.h"
+#include "views/workers.h"
 #include "tests/check.h"
 
 static char dir[64];
@@ -425,7 +426,7 @@ static void lapse_requeues_then_fails(void)
     CHECK(json_integer_value(json_object_get(o, "attempts")) == 2, "attempts 2");
     json_decref(o);
     json_t *stats;
-    CHECK(store_stats(st, 60, &stats) == ST_OK &&
+    CHECK(views_counts(st, 60, &stats) == ST_OK &&
               json_integer_value(json_object_get(stats, "lease_expiries")) == 2,
           "expiries counted");
     json_decref(stats);
@@ -537,7 +538,7 @@ static void worker_offline_and_removed(void)
           "removed once");
     CHECK(store_worker_offline(st, w) == ST_NOTFOUND, "a removed worker is unknown");
     json_t *list;
-    CHECK(store_workers(st, 60, &list) == ST_OK &&
+    CHECK(views_workers(st, 60, &list) == ST_OK &&
               json_array_size(json_object_get(list, "workers")) == 1,
           "a removed worker is not listed");
     json_decref(list);
