@@ -60,7 +60,7 @@ CXXFLAGS_BASE = -std=c++17 -D_GNU_SOURCE $(WARN) -I. -MMD -MP
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
 # the trainer, the kernels or the tokenizers (no OpenBLAS, no OpenMP).
-SERVER_SRC  = $(wildcard schema/*.c api/*.c report/*.c) $(filter-out $(MAINS),$(wildcard daemon/*.c))
+SERVER_SRC  = $(wildcard schema/*.c views/*.c api/*.c report/*.c) $(filter-out $(MAINS),$(wildcard daemon/*.c))
 SERVER_LIBS = -ljansson -lmicrohttpd -lsqlite3 -lm -lpthread
 # The HTTP client (libcurl) that cod-worker and the cod CLI share.
 CLIENT_SRC  = common/http_client.c
@@ -202,7 +202,7 @@ build/tests/%_f64: build/san64/tests/unit/%_f64.o $(SAN64_LIB)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS)
 
 # The store and server tests link the server's objects (static pattern: wins over the rule below).
-SERVER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_store*.c tests/unit/test_server*.c))
+SERVER_TESTS = $(patsubst tests/unit/%.c,build/tests/%,$(wildcard tests/unit/test_store*.c tests/unit/test_views*.c tests/unit/test_server*.c))
 $(SERVER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_SERVER) $(SAN_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(SERVER_LIBS)

@@ -8,6 +8,9 @@
 
 #include "api/static.h"
 #include "api/submit.h"
+#include "views/experiment.h"
+#include "views/sweep.h"
+#include "views/workers.h"
 
 enum MHD_Result h_dashboard(struct req *r, int64_t id)
 {
@@ -25,7 +28,7 @@ enum MHD_Result h_readyz(struct req *r, int64_t id)
 {
     (void)id;
     json_t *o;
-    int rc = store_stats(r->app->store, 1e9, &o);
+    int rc = views_counts(r->app->store, 1e9, &o);
     if (rc != ST_OK || r->app->stopping) {
         if (rc == ST_OK)
             json_decref(o);
@@ -40,7 +43,7 @@ enum MHD_Result h_prometheus(struct req *r, int64_t id)
 {
     (void)id;
     json_t *stats;
-    int rc = store_stats(r->app->store, r->app->lease_s, &stats);
+    int rc = views_counts(r->app->store, r->app->lease_s, &stats);
     if (rc != ST_OK)
         return reply_store(r, rc, "stats");
     pthread_mutex_lock(&r->app->lock);
@@ -82,7 +85,7 @@ static void wake_for_new(struct app *app, const struct new_experiment *rows, int
 static enum MHD_Result show(struct req *r, int status, int64_t id)
 {
     json_t *o;
-    int rc = store_get_experiment(r->app->store, id, &o);
+    int rc = views_experiment(r->app->store, id, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment");
     return reply_json(r, status, o);
@@ -107,7 +110,7 @@ static enum MHD_Result unknown_after(struct req *r, const struct new_experiment 
 {
     for (int i = 0; i < e->n_after; i++) {
         json_t *o;
-        int rc = store_get_experiment(r->app->store, e->after[i], &o);
+        int rc = views_experiment(r->app->store, e->after[i], &o);
         if (rc == ST_OK)
             json_decref(o);
         else if (rc == ST_NOTFOUND)
@@ -200,7 +203,7 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     json_t *o;
-    rc = store_sweep(r->app->store, sweep, &o);
+    rc = views_sweep(r->app->store, sweep, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     return reply_json(r, 201, o);
@@ -209,7 +212,7 @@ enum MHD_Result h_create_sweep(struct req *r, int64_t unused)
 enum MHD_Result h_show_sweep(struct req *r, int64_t id)
 {
     json_t *o;
-    int rc = store_sweep(r->app->store, id, &o);
+    int rc = views_sweep(r->app->store, id, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     return reply_json(r, 200, o);
@@ -244,7 +247,7 @@ enum MHD_Result h_list_experiments(struct req *r, int64_t unused)
     f.before = cursor;
     f.limit = (int)limit;
     json_t *o;
-    int rc = store_list_experiments(r->app->store, &f, &o);
+    int rc = views_experiments(r->app->store, &f, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "experiment");
     return reply_json(r, 200, o);
@@ -333,7 +336,7 @@ enum MHD_Result h_workers(struct req *r, int64_t unused)
 {
     (void)unused;
     json_t *o;
-    int rc = store_workers(r->app->store, r->app->lease_s, &o);
+    int rc = views_workers(r->app->store, r->app->lease_s, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "worker");
     return reply_json(r, 200, o);

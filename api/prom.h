@@ -34,7 +34,7 @@ struct http_stats {
 void prom_init(struct http_stats *h);
 void prom_destroy(struct http_stats *h);
 void prom_observe(struct http_stats *h, const char *route, int status, double seconds);
-/* The whole exposition from the store's counts (store_stats, with the
+/* The whole exposition from the store's counts (views_counts, with the
  * server's parked long-polls as "parked") and the HTTP counters; caller
  * frees. NULL on out-of-memory. */
 char *prom_render(struct http_stats *h, json_t *stats);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/path.h"
-#include "schema/replicates.h"
+#include "views/replicates.h"
 #include "spec/footprint.h"
 #include "spec/data.h"
 

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "views/experiment.h"
+#include "views/sweep.h"
 #include "spec/spec.h"
 
 enum MHD_Result h_sweep_series(struct req *r, int64_t id)
@@ -18,7 +20,7 @@ enum MHD_Result h_sweep_series(struct req *r, int64_t id)
     if (!name || !*name)
         return reply_error(r, 400, "bad_query", "name", "name is required: the metric to average");
     json_t *o;
-    int rc = store_sweep_series(r->app->store, id, NULL, name, every, &o);
+    int rc = views_sweep_series(r->app->store, id, NULL, name, every, &o);
     if (rc != ST_OK)
         return reply_store(r, rc, "sweep");
     return reply_json(r, 200, o);
@@ -52,7 +54,7 @@ static int group_models(struct req *r, const json_t *view, json_t *info, int *ma
     json_array_foreach(json_object_get(view, "groups"), i, g) {
         json_t *e;
         json_int_t first = json_integer_value(json_array_get(json_object_get(g, "experiments"), 0));
-        int rc = store_get_experiment(r->app->store, first, &e);
+        int rc = views_experiment(r->app->store, first, &e);
         if (rc != ST_OK)
             return rc;
         const json_t *spec = json_object_get(e, "spec");
@@ -74,7 +76,7 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
 {
     json_t *view, *info = json_array(), *series = json_object(), *tasks = json_object(),
            *doc = NULL, *files = NULL;
-    int rc = store_sweep(r->app->store, id, &view);
+    int rc = views_sweep(r->app->store, id, &view);
     if (rc != ST_OK) {
         json_decref(info);
         json_decref(series);
@@ -87,7 +89,7 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
                                  : ST_ERROR;
     for (const char *const *n = report_series; rc == ST_OK && *n; n++) {
         json_t *s;
-        rc = store_sweep_series(r->app->store, id, view, *n, report_every(*n, max_steps), &s);
+        rc = views_sweep_series(r->app->store, id, view, *n, report_every(*n, max_steps), &s);
         if (rc == ST_OK)
             json_object_set_new(series, *n, s);
     }
@@ -95,7 +97,7 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
         char name[32];
         json_t *s;
         snprintf(name, sizeof name, "angular/n%d", k);
-        rc = store_sweep_series(r->app->store, id, view, name, 1, &s);
+        rc = views_sweep_series(r->app->store, id, view, name, 1, &s);
         if (rc == ST_OK)
             json_object_set_new(series, name, s);
     }
@@ -105,7 +107,7 @@ enum MHD_Result h_sweep_report(struct req *r, int64_t id)
         char name[160];
         json_t *s;
         snprintf(name, sizeof name, "prune/%s/delta_acc", task);
-        if (rc == ST_OK && (rc = store_sweep_series(r->app->store, id, view, name, 1, &s)) == ST_OK)
+        if (rc == ST_OK && (rc = views_sweep_series(r->app->store, id, view, name, 1, &s)) == ST_OK)
             json_object_set_new(series, name, s);
     }
     json_decref(tasks);

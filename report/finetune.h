@@ -1,6 +1,6 @@
 /* Inside the report: the fine-tuning table of a sweep whose cells were
  * fine-tuned and scored on evaluation tasks (the sweep view's "finetune":
- * schema/tasks.c), as the paper's: a row for each variant, a column for
+ * views/tasks.c), as the paper's: a row for each variant, a column for
  * each task and their average, accuracy in % as mean ± sd over the seeds;
  * its data in finetune.csv (a later stage's finetune_stageK.csv). */
 #ifndef COD_REPORT_FINETUNE_H

@@ -7,6 +7,7 @@
 #include "schema/db.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char q_dep[] =
@@ -90,38 +91,33 @@ int db_chain_link(struct conn *c, int64_t id, const int64_t *after, int n, doubl
     return db_exec(c, s) ? ST_ERROR : ST_OK;
 }
 
-static json_t *links(struct conn *c, const char *sql, int64_t id)
+static int links(struct conn *c, const char *sql, int64_t id, struct exp_link **out, int *n)
 {
-    json_t *a = json_array();
     sqlite3_stmt *s = db_stmt(c, sql);
-    if (!a || !s) {
-        json_decref(a);
-        return NULL;
-    }
+    if (!s)
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, id);
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        json_array_append_new(a, json_pack("{s:o,s:o,s:o}", "id", db_col_json(s, 0), "name",
-                                           db_col_json(s, 1), "state", db_col_json(s, 2)));
-    if (rc != SQLITE_DONE) {
-        json_decref(a);
-        return NULL;
+    int rc, cap = 0, bad = 0;
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 4;
+            struct exp_link *more = realloc(*out, (size_t)cap * sizeof *more);
+            if (!more)
+                return ST_ERROR;
+            *out = more;
+        }
+        struct exp_link *l = &(*out)[(*n)++];
+        l->id = sqlite3_column_int64(s, 0);
+        l->name = db_col_text(s, 1, &bad);
+        l->state = db_col_text(s, 2, &bad);
     }
-    return a;
+    return !bad && rc == SQLITE_DONE ? ST_OK : ST_ERROR;
 }
 
-int db_chain_view(struct conn *c, int64_t id, json_t *o)
+int db_chain_links(struct conn *c, int64_t id, struct exp_row *e)
 {
-    json_t *after = links(c, q_after, id), *then = links(c, q_then, id);
-    if (!after || !then || json_object_set_new(o, "after", after) ||
-        json_object_set_new(o, "then", then)) {
-        if (!json_object_get(o, "after"))
-            json_decref(after);
-        if (!json_object_get(o, "then"))
-            json_decref(then);
-        return ST_ERROR;
-    }
-    return ST_OK;
+    int rc = links(c, q_after, id, &e->after, &e->n_after);
+    return rc == ST_OK ? links(c, q_then, id, &e->then, &e->n_then) : rc;
 }
 
 int db_chain_cancel(struct conn *c, int64_t id, double now, int *n)

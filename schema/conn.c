@@ -7,6 +7,7 @@
 #include "schema/db.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -136,6 +137,14 @@ void db_bind_text(sqlite3_stmt *s, int i, const char *v)
         sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
     else
         sqlite3_bind_null(s, i);
+}
+
+char *db_col_text(sqlite3_stmt *s, int i, int *bad)
+{
+    const char *t = (const char *)sqlite3_column_text(s, i);
+    char *copy = t ? strdup(t) : NULL;
+    *bad |= t && !copy;
+    return copy;
 }
 
 json_t *db_col_json(sqlite3_stmt *s, int i)

@@ -106,12 +106,12 @@ struct store {
 
 /* chains.c: experiments that wait for others. link: the new experiment id
  * waits for after[0..n) (ST_INVALID, *bad the id, when one does not exist
- * or the chain would close on itself), its state set as they stand; view:
- * "after" and "then" of its view; cancel: every experiment that waits on
- * id cancelled (*n of them). */
+ * or the chain would close on itself), its state set as they stand; links:
+ * e's after and then (freed with it, whatever becomes of the call); cancel:
+ * every experiment that waits on id cancelled (*n of them). */
 int db_chain_link(struct conn *c, int64_t id, const int64_t *after, int n, double now,
                   int64_t *bad);
-int db_chain_view(struct conn *c, int64_t id, json_t *o);
+int db_chain_links(struct conn *c, int64_t id, struct exp_row *e);
 int db_chain_cancel(struct conn *c, int64_t id, double now, int *n);
 
 /* conn.c: a connection, its statements and its failures. */
@@ -133,6 +133,8 @@ int db_exec(struct conn *c, sqlite3_stmt *s);
 int db_one_row(struct conn *c, const char *sql, int64_t id, sqlite3_stmt **out);
 void db_bind_text(sqlite3_stmt *s, int i, const char *v);  /* NULL binds NULL */
 json_t *db_col_json(sqlite3_stmt *s, int i);
+/* A text column's copy, NULL for SQL NULL; *bad set when the copy failed. */
+char *db_col_text(sqlite3_stmt *s, int i, int *bad);
 
 /* outage.c */
 void db_outage_init(struct db_outage *o);
@@ -175,9 +177,9 @@ int db_submit(struct store *st, db_job_fn fn, void *arg, db_done_fn then, void *
  * many write jobs they held. */
 void db_counts(struct store *st, long *commits, long *jobs);
 
-/* workers.c: marks a worker heard from now; its rows as the API lists them. */
+/* workers.c: marks a worker heard from now; the rows of the workers. */
 int db_touch_worker(struct conn *c, int64_t worker, double now);
-json_t *db_worker_rows(struct conn *c, double lost_after);
+int db_worker_rows(struct conn *c, double lost_after, struct worker_row **rows, int *n);
 
 /* runs.c: a run and its experiment, as reports and finishes see them. */
 struct run_row {

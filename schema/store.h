@@ -1,14 +1,15 @@
 /* The store: cod-server's only door to SQLite. Every write goes through
  * one connection under a mutex and runs in one BEGIN IMMEDIATE transaction
  * with synchronous=FULL, so a returned ST_OK means the change is on disk;
- * reads use a small pool of read connections. Views come back as jansson
- * objects, ready for the API to send. Where each part lives: db.c
+ * reads use a small pool of read connections. Experiments, sweeps, workers
+ * and the /metrics counts come back as rows, which views/ shapes; the
+ * metrics and logs still as jansson objects, ready for the API to send. Where each part lives: db.c
  * connections and transactions, queue.c submissions and cancel, leases.c
  * the lease policy (lease, heartbeat, finish, the reaper), workers.c the
- * worker registry, metrics.c points and logs in and out, views.c the
- * experiment and /metrics views, sweeps.c a sweep's grid, its replicate
- * groups and their averaged series (with replicates.c and stats.c, which
- * hold no SQL); the tables are schema.sql and its migrations (migrate.c). */
+ * worker registry, metrics.c points and logs in and out, views.c an
+ * experiment's rows and the /metrics counts, sweeps.c a sweep's cells and the points
+ * its groups average (their statistics: views/); the tables are schema.sql
+ * and its migrations (migrate.c). */
 #ifndef COD_STORE_H
 #define COD_STORE_H
 
@@ -72,8 +73,45 @@ struct exp_filter {
     int64_t before;   /* cursor: ids below this; 0: from the newest */
     int limit;
 };
-int store_get_experiment(struct store *st, int64_t id, json_t **out);
-int store_list_experiments(struct store *st, const struct exp_filter *f, json_t **out);
+/* An experiment that one waits for, or one that waits for it. */
+struct exp_link {
+    int64_t id;
+    char *name, *state;
+};
+/* A scalar's newest point. */
+struct latest_point {
+    char *name;
+    int64_t step;
+    int has_value;    /* 0: a non-finite value */
+    double value;
+};
+/* An experiment's row, as stored (views/experiment.c makes its view). */
+struct exp_row {
+    int64_t id;
+    char *name, *model, *norm, *device, *state;
+    char *reason;                /* NULL when none */
+    int64_t sweep, run, worker;  /* 0 when none */
+    int attempts, max_attempts, priority, cancel_req, stage;
+    int64_t step, steps;
+    double created, started, finished;
+    int has_started, has_finished;
+    /* store_list_experiments: the ids it waits for, as a JSON array's text */
+    char *after_ids;
+    /* store_get_experiment: the experiments it waits for and those that
+     * wait for it, its spec (JSON text) and its scalars' newest points */
+    struct exp_link *after, *then;
+    int n_after, n_then;
+    char *spec;
+    struct latest_point *latest;
+    int n_latest;
+};
+void exp_row_free(struct exp_row *e);
+/* ST_OK with *out filled (free it with exp_row_free), ST_NOTFOUND, ST_ERROR. */
+int store_get_experiment(struct store *st, int64_t id, struct exp_row *out);
+/* Up to f->limit rows, newest first, into *rows (each freed with
+ * exp_row_free, then the array); *more: a next page exists. */
+int store_list_experiments(struct store *st, const struct exp_filter *f, struct exp_row **rows,
+                           int *n, int *more);
 /* queued → cancelled now; running → flagged, cancelled at the next heartbeat. */
 int store_cancel(struct store *st, int64_t id);
 /* The experiment and every one that waits on it, directly or through
@@ -221,19 +259,76 @@ int store_layers(struct store *st, int64_t exp, const char *name, long step, jso
 /* Every step of a per-layer series: {"steps": [s…], "values": [[v of layer 0, 1, …] per step]}. */
 int store_layer_history(struct store *st, int64_t exp, const char *name, json_t **out);
 int store_logs(struct store *st, int64_t exp, int64_t after, int limit, json_t **out);
-/* A sweep: its grid, every cell, the cells' replicate groups (cells equal
- * but for train.seed) with their final eval/ppl as mean ± sd, and paired
- * comparisons of groups that differ in one grid key (schema/replicates.h). */
-int store_sweep(struct store *st, int64_t id, json_t **out);
-/* name averaged over each replicate group's finished, non-diverged
- * experiments: per (step, layer) the mean, sd and count; every every-th
- * step and the last. view: the sweep's view (store_sweep), or NULL to read it. */
-int store_sweep_series(struct store *st, int64_t id, const json_t *view, const char *name, long every,
-                       json_t **out);
-int store_workers(struct store *st, double lost_after, json_t **out);
-/* Counts for /metrics: experiments by state, workers by state, lease
- * expiries, and the newest loss and throughput of each running experiment. */
-int store_stats(struct store *st, double lost_after, json_t **out);
+/* A sweep's rows, as stored (views/sweep.c makes its view of them). A
+ * number the store does not hold (no such point yet, or a non-finite one)
+ * has its has_ flag 0. */
+struct sweep_cell {
+    int64_t experiment;
+    int stage;            /* 0: a pretraining cell; above: its later stages */
+    char *state;
+    char *reason, *name;  /* NULL when none */
+    char *params;         /* the cell's grid values, JSON text; NULL when none */
+    /* stage 0: the newest eval/ppl (with its step) and eval/loss */
+    int has_ppl, has_step, has_loss;
+    double ppl, loss;
+    int64_t step;
+    /* later stages: the newest task/NAME/MEASURE values, as a JSON object's text */
+    char *tasks;
+};
+struct sweep_rows {
+    double created;
+    char *body;           /* the sweep as submitted, JSON text */
+    struct sweep_cell *cells, *stages;  /* in id order */
+    int n_cells, n_stages;
+};
+/* ST_OK with *out filled (free it with sweep_rows_free), ST_NOTFOUND, ST_ERROR. */
+int store_sweep(struct store *st, int64_t id, struct sweep_rows *out);
+void sweep_rows_free(struct sweep_rows *r);
+/* Every point of the metric name of the experiments exps[0..n), sorted by
+ * (step, layer), each handed to fn (a non-finite value has is_null set);
+ * fn's nonzero stops the read, which then returns ST_ERROR. */
+typedef int (*store_point_fn)(void *ctx, int64_t step, int64_t layer, int is_null, double value);
+int store_points_of(struct store *st, const int64_t *exps, int n, const char *name,
+                    store_point_fn fn, void *ctx);
+/* A worker as the registry holds it (views/workers.c makes its view). */
+struct worker_row {
+    int64_t id;
+    char *name, *device;
+    char *host;              /* NULL for one registered before hosts were kept */
+    int capacity;
+    double registered, heartbeat_age_s;
+    const char *state;       /* offline, lost, busy or idle: a static string */
+    int waiting;             /* parked in a lease long-poll, a candidate for a gang */
+    int64_t *experiments;    /* those its active runs hold */
+    int n_experiments;
+};
+void worker_rows_free(struct worker_row *w, int n);
+/* Every worker not removed, by id; *rows freed with worker_rows_free. */
+int store_workers(struct store *st, double lost_after, struct worker_row **rows, int *n);
+/* Counts for /metrics: experiments by state, the workers, lease expiries,
+ * and the newest loss and throughput of each running experiment. */
+struct state_count {
+    char *state;
+    int64_t n;
+};
+struct running_row {
+    int64_t id;
+    char *model, *norm;
+    int has_loss, has_tokens_per_s;
+    double loss, tokens_per_s;
+};
+struct store_counts {
+    struct state_count *states;
+    int n_states;
+    struct worker_row *workers;
+    int n_workers;
+    struct running_row *running;
+    int n_running;
+    int64_t lease_expiries;
+    long commits, jobs, fsyncs;
+};
+void store_counts_free(struct store_counts *k);
+int store_stats(struct store *st, double lost_after, struct store_counts *out);
 
 double store_now(void);
 

@@ -1,13 +1,10 @@
-/* A sweep's views: its grid with every cell, the cells' replicate groups
- * and the paired comparisons between groups (schema/replicates.c), and a
- * metric averaged over each group's replicates, step by step and layer by
- * layer (schema/stats.c). */
+/* A sweep's rows: the sweep, its cells with their final eval/ppl and
+ * eval/loss, its later stages with their task scores, and the points a
+ * replicate group averages. The groups, their statistics and the view the
+ * API sends are views/sweep.c's. */
 #include "schema/db.h"
-#include "schema/replicates.h"
-#include "schema/stats.h"
-#include "schema/tasks.h"
 
-#include <math.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,59 +29,90 @@ static const char q_group_series[] =
     " WHERE name = ?2 AND experiment_id IN (SELECT value FROM json_each(?1))"
     " ORDER BY step, layer";
 
-/* {"task/boolq/acc": v, ...} as {"boolq": {"acc": v}, ...} */
-static json_t *task_scores(const char *text)
+static int num_col(sqlite3_stmt *s, int i, double *v)
 {
-    json_t *flat = text ? json_loads(text, 0, NULL) : NULL, *out = json_object(), *v;
-    const char *k;
-    json_object_foreach(flat, k, v) {
-        const char *task = k + 5, *slash = strrchr(task, '/');
-        if (!slash || slash == task)
-            continue;
-        char name[128];
-        snprintf(name, sizeof name, "%.*s", (int)(slash - task), task);
-        json_t *t = json_object_get(out, name);
-        if (!t)
-            json_object_set_new(out, name, t = json_object());
-        json_object_set(t, slash + 1, v);
-    }
-    json_decref(flat);
-    return out;
+    if (sqlite3_column_type(s, i) == SQLITE_NULL)
+        return 0;
+    *v = sqlite3_column_double(s, i);
+    return 1;
 }
 
-static json_t *stage_cells(struct conn *c, int64_t id)
+static void cell_free(struct sweep_cell *c)
 {
-    json_t *stages = json_array();
-    sqlite3_stmt *s = db_stmt(c, q_stage_cells);
-    if (!stages || !s) {
-        json_decref(stages);
-        return NULL;
+    free(c->state);
+    free(c->reason);
+    free(c->name);
+    free(c->params);
+    free(c->tasks);
+}
+
+void sweep_rows_free(struct sweep_rows *r)
+{
+    for (int i = 0; i < r->n_cells; i++)
+        cell_free(&r->cells[i]);
+    for (int i = 0; i < r->n_stages; i++)
+        cell_free(&r->stages[i]);
+    free(r->cells);
+    free(r->stages);
+    free(r->body);
+    memset(r, 0, sizeof *r);
+}
+
+/* A new zeroed cell at the end of *cells. */
+static struct sweep_cell *push_cell(struct sweep_cell **cells, int *n, int *cap)
+{
+    if (*n == *cap) {
+        int want = *cap ? 2 * *cap : 16;
+        struct sweep_cell *more = realloc(*cells, (size_t)want * sizeof *more);
+        if (!more)
+            return NULL;
+        *cells = more;
+        *cap = want;
     }
+    struct sweep_cell *c = &(*cells)[(*n)++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+/* The stage-0 cells (stages 0) or the later stages' (stages 1) into r. */
+static int read_cells(struct conn *c, int64_t id, int stages, struct sweep_rows *r)
+{
+    sqlite3_stmt *s = db_stmt(c, stages ? q_stage_cells : q_sweep_cells);
+    if (!s)
+        return ST_ERROR;
     sqlite3_bind_int64(s, 1, id);
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        json_t *cell = json_loads((const char *)sqlite3_column_text(s, 2), 0, NULL);
-        json_array_append_new(
-            stages, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "experiment", db_col_json(s, 0),
-                              "state", db_col_json(s, 1), "params", cell ? cell : json_null(),
-                              "stage", db_col_json(s, 3), "reason", db_col_json(s, 4), "name",
-                              db_col_json(s, 5), "tasks",
-                              task_scores((const char *)sqlite3_column_text(s, 6))));
+    struct sweep_cell **cells = stages ? &r->stages : &r->cells;
+    int *n = stages ? &r->n_stages : &r->n_cells, cap = 0, rc, bad = 0;
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        struct sweep_cell *cell = push_cell(cells, n, &cap);
+        if (!cell)
+            return ST_ERROR;
+        cell->experiment = sqlite3_column_int64(s, 0);
+        cell->state = db_col_text(s, 1, &bad);
+        cell->params = db_col_text(s, 2, &bad);
+        if (stages) {
+            cell->stage = sqlite3_column_int(s, 3);
+            cell->reason = db_col_text(s, 4, &bad);
+            cell->name = db_col_text(s, 5, &bad);
+            cell->tasks = db_col_text(s, 6, &bad);
+            continue;
+        }
+        cell->has_ppl = num_col(s, 3, &cell->ppl);
+        cell->has_step = sqlite3_column_type(s, 4) != SQLITE_NULL;
+        cell->step = sqlite3_column_int64(s, 4);
+        cell->has_loss = num_col(s, 5, &cell->loss);
+        cell->reason = db_col_text(s, 6, &bad);
     }
-    if (rc != SQLITE_DONE) {
-        json_decref(stages);
-        return NULL;
-    }
-    return stages;
+    return !bad && rc == SQLITE_DONE ? ST_OK : ST_ERROR;
 }
 
-static int sweep_view(struct conn *c, int64_t id, json_t **out)
+int store_sweep(struct store *st, int64_t id, struct sweep_rows *out)
 {
-    int ret = ST_ERROR;
-    json_t *body = NULL, *cells = json_array(), *groups = NULL, *comparisons = NULL;
-    json_t *stages = NULL, *finetune = NULL;
+    struct conn *c = db_reader_get(st);
+    int ret = ST_ERROR, bad = 0;
+    memset(out, 0, sizeof *out);
     sqlite3_stmt *s = db_stmt(c, q_sweep);
-    if (!s || !cells)
+    if (!s)
         goto done;
     sqlite3_bind_int64(s, 1, id);
     int rc = sqlite3_step(s);
@@ -92,166 +120,53 @@ static int sweep_view(struct conn *c, int64_t id, json_t **out)
         ret = ST_NOTFOUND;
     if (rc != SQLITE_ROW)
         goto done;
-    double created = sqlite3_column_double(s, 0);
-    body = json_loads((const char *)sqlite3_column_text(s, 1), 0, NULL);
-    if (!(s = db_stmt(c, q_sweep_cells)))
+    out->created = sqlite3_column_double(s, 0);
+    out->body = db_col_text(s, 1, &bad);
+    if (bad)
         goto done;
-    sqlite3_bind_int64(s, 1, id);
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        json_t *cell = json_loads((const char *)sqlite3_column_text(s, 2), 0, NULL);
-        json_array_append_new(cells, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "experiment",
-                                               db_col_json(s, 0), "state", db_col_json(s, 1), "params",
-                                               cell ? cell : json_null(), "eval/ppl",
-                                               db_col_json(s, 3), "step", db_col_json(s, 4),
-                                               "eval/loss", db_col_json(s, 5), "reason",
-                                               db_col_json(s, 6)));
-    }
-    if (rc != SQLITE_DONE || replicates_group(cells, &groups, &comparisons) != 0 ||
-        !(stages = stage_cells(c, id)) || tasks_table(stages, &finetune) != 0)
-        goto done;
-    json_t *grid = body ? json_object_get(body, "grid") : NULL;
-    /* the sweep's own name, else its base spec's */
-    const char *name = json_string_value(json_object_get(body, "name"));
-    name = name ? name : json_string_value(json_object_get(json_object_get(body, "base"), "name"));
-    int seeded = grid && json_object_get(grid, REPLICATE_KEY);
-    *out = json_pack("{s:I,s:o,s:f,s:O,s:o,s:O,s:O,s:O,s:O,s:O}", "id", (json_int_t)id, "name",
-                     name ? json_string(name) : json_null(), "created", created, "grid", grid ? grid : json_null(), "replicates",
-                     seeded ? json_string(REPLICATE_KEY) : json_null(), "cells", cells, "groups",
-                     groups, "comparisons", comparisons, "stages", stages, "finetune", finetune);
-    ret = *out ? ST_OK : ST_ERROR;
+    if ((ret = read_cells(c, id, 0, out)) == ST_OK)
+        ret = read_cells(c, id, 1, out);
 done:
-    json_decref(body);
-    json_decref(cells);
-    json_decref(groups);
-    json_decref(comparisons);
-    json_decref(stages);
-    json_decref(finetune);
-    return ret;
-}
-
-int store_sweep(struct store *st, int64_t id, json_t **out)
-{
-    struct conn *c = db_reader_get(st);
-    int ret = sweep_view(c, id, out);
     db_reader_put(st, c);
+    if (ret != ST_OK)
+        sweep_rows_free(out);
     return ret;
 }
 
-/* Columns of one group's series, a row per (step, layer). */
-struct columns {
-    json_t *a[5];  /* step, layer, mean, sd, n */
-};
-static const char *const column_names[5] = {"step", "layer", "mean", "sd", "n"};
-
-static int columns_new(struct columns *c)
+/* exps as a JSON array's text, for json_each. */
+static char *id_list(const int64_t *exps, int n)
 {
-    int bad = 0;
-    for (int i = 0; i < 5; i++)
-        bad |= !(c->a[i] = json_array());
-    return bad ? -1 : 0;
+    size_t cap = 3 + (size_t)n * 21, len = 0;  /* "[", n ids with their commas, "]", NUL */
+    char *t = malloc(cap);
+    if (!t)
+        return NULL;
+    t[len++] = '[';
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(t + len, cap - len, "%s%" PRId64, i ? "," : "", exps[i]);
+    snprintf(t + len, cap - len, "]");
+    return t;
 }
 
-static void columns_free(struct columns *c)
+int store_points_of(struct store *st, const int64_t *exps, int n, const char *name,
+                    store_point_fn fn, void *ctx)
 {
-    for (int i = 0; i < 5; i++)
-        json_decref(c->a[i]);
-}
-
-static int put_row(struct columns *c, json_int_t step, json_int_t layer, const double *v, int n)
-{
-    struct summary s;
-    stats_summary(v, n, &s);
-    return json_array_append_new(c->a[0], json_integer(step)) ||
-           json_array_append_new(c->a[1], layer < 0 ? json_null() : json_integer(layer)) ||
-           json_array_append_new(c->a[2], n ? json_real(s.mean) : json_null()) ||
-           json_array_append_new(c->a[3], isfinite(s.sd) ? json_real(s.sd) : json_null()) ||
-           json_array_append_new(c->a[4], json_integer(n));
-}
-
-/* name's points of the group's averaged experiments, gathered per (step,
- * layer) into the mean, the standard deviation and the number of finite
- * values (a non-finite point is left out, never averaged as a number).
- * Every every-th step is kept, and the last: a thinned curve ends where
- * the runs did. */
-static int group_series(struct conn *c, json_t *g, const char *name, long every, json_t **out)
-{
-    json_t *ids = json_object_get(g, "averaged");
-    char *idtext = json_dumps(ids, JSON_COMPACT);
-    size_t cap = json_array_size(ids) + 1;
-    double *v = malloc(cap * sizeof *v);
-    /* kept: the rows out; pending: the current step's rows when it is not
-     * kept, which go out only if it turns out to be the last */
-    struct columns kept = {0}, pending = {0};
-    int ret = ST_ERROR;
+    char *ids = id_list(exps, n);
+    struct conn *c = db_reader_get(st);
+    int ret = ST_ERROR, rc = SQLITE_ERROR;
     sqlite3_stmt *s = db_stmt(c, q_group_series);
-    if (!s || !idtext || !v || columns_new(&kept) || columns_new(&pending))
+    if (!s || !ids)
         goto done;
-    sqlite3_bind_text(s, 1, idtext, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 1, ids, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
-    /* rows come sorted by (step, layer): a key's values are consecutive */
-    json_int_t step = -1, layer = -1;
-    long k = -1;
-    int n = 0, have = 0, keep = 0, bad = 0, rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        json_int_t st = sqlite3_column_int64(s, 0), ly = sqlite3_column_int64(s, 1);
-        if (have && (st != step || ly != layer)) {
-            bad |= put_row(keep ? &kept : &pending, step, layer, v, n);
-            n = 0;
-        }
-        if (!have || st != step) {
-            keep = ++k % every == 0;
-            for (int i = 0; i < 5; i++)
-                bad |= json_array_clear(pending.a[i]);
-        }
-        step = st;
-        layer = ly;
-        have = 1;
-        if (sqlite3_column_type(s, 2) != SQLITE_NULL && (size_t)n < cap)
-            v[n++] = sqlite3_column_double(s, 2);
+        int is_null = sqlite3_column_type(s, 2) == SQLITE_NULL;
+        if (fn(ctx, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), is_null,
+               is_null ? 0 : sqlite3_column_double(s, 2)))
+            break;
     }
-    if (have)
-        bad |= put_row(keep ? &kept : &pending, step, layer, v, n);
-    for (int i = 0; i < 5 && !keep; i++)
-        bad |= json_array_extend(kept.a[i], pending.a[i]);
-    if (rc != SQLITE_DONE || bad)
-        goto done;
-    *out = json_pack("{s:O,s:O,s:O}", "group", json_object_get(g, "group"), "params",
-                     json_object_get(g, "params"), "experiments", ids);
-    for (int i = 0; *out && i < 5; i++)
-        if (json_object_set(*out, column_names[i], kept.a[i])) {
-            json_decref(*out);
-            *out = NULL;
-        }
-    ret = *out ? ST_OK : ST_ERROR;
+    ret = rc == SQLITE_DONE ? ST_OK : ST_ERROR;
 done:
-    free(idtext);
-    free(v);
-    columns_free(&kept);
-    columns_free(&pending);
-    return ret;
-}
-
-int store_sweep_series(struct store *st, int64_t id, const json_t *view, const char *name, long every,
-                       json_t **out)
-{
-    struct conn *c = db_reader_get(st);
-    json_t *own = NULL, *series = json_array(), *g;
-    int ret = view ? ST_OK : sweep_view(c, id, &own);
-    view = view ? view : own;
-    size_t i;
-    if (ret != ST_OK || !series)
-        goto done;
-    json_array_foreach(json_object_get(view, "groups"), i, g) {
-        json_t *one;
-        if ((ret = group_series(c, g, name, every, &one)) != ST_OK)
-            goto done;
-        json_array_append_new(series, one);
-    }
-    *out = json_pack("{s:I,s:s,s:O}", "sweep", (json_int_t)id, "name", name, "groups", series);
-    ret = *out ? ST_OK : ST_ERROR;
-done:
-    json_decref(own);
-    json_decref(series);
     db_reader_put(st, c);
+    free(ids);
     return ret;
 }

@@ -1,10 +1,11 @@
-/* The read-only views the API sends: an experiment (with its spec and the
- * newest value of every scalar), the experiment list, and the counts behind
- * /metrics (a sweep's views are schema/sweeps.c). */
+/* The read-only rows behind the API's views: an experiment (with its spec,
+ * its chain's links and the newest value of every scalar) and the
+ * experiment list, which views/experiment.c shapes, and the counts behind
+ * /metrics, views/counts.c's (a sweep's rows are schema/sweeps.c). */
 #include "schema/db.h"
 #include "schema/syncvfs.h"
 
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char q_get_exp[] =
@@ -33,76 +34,123 @@ static const char q_running[] =
     " LEFT JOIN latest t ON t.experiment_id = e.id AND t.name = 'train/tokens_per_s'"
     " WHERE e.state = 'running' ORDER BY e.id";
 
-static const char *const exp_cols[] = {
-    "id", "name", "model", "norm", "device", "state", "attempts", "max_attempts", "priority",
-    "reason", "sweep", "run", "worker", "step", "steps", "created", "started", "finished",
-};
-
-/* stage_col: where the query put the sweep's stage */
-static json_t *exp_row(sqlite3_stmt *s, int stage_col)
+/* The columns both queries share, in their order. */
+static int exp_fill(sqlite3_stmt *s, struct exp_row *e)
 {
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    int n = (int)(sizeof exp_cols / sizeof exp_cols[0]);
-    for (int i = 0; i < n; i++)
-        json_object_set_new(o, exp_cols[i], db_col_json(s, i));
-    json_object_set_new(o, "cancel_requested", json_boolean(sqlite3_column_int(s, n)));
-    json_object_set_new(o, "stage", json_integer(sqlite3_column_int(s, stage_col)));
-    long steps = (long)sqlite3_column_int64(s, 14);
-    json_object_set_new(o, "progress",
-                        json_real(steps > 0 ? (double)sqlite3_column_int64(s, 13) / steps : 0.0));
-    return o;
+    int bad = 0;
+    memset(e, 0, sizeof *e);
+    e->id = sqlite3_column_int64(s, 0);
+    e->name = db_col_text(s, 1, &bad);
+    e->model = db_col_text(s, 2, &bad);
+    e->norm = db_col_text(s, 3, &bad);
+    e->device = db_col_text(s, 4, &bad);
+    e->state = db_col_text(s, 5, &bad);
+    e->attempts = sqlite3_column_int(s, 6);
+    e->max_attempts = sqlite3_column_int(s, 7);
+    e->priority = sqlite3_column_int(s, 8);
+    e->reason = db_col_text(s, 9, &bad);
+    e->sweep = sqlite3_column_int64(s, 10);
+    e->run = sqlite3_column_int64(s, 11);
+    e->worker = sqlite3_column_int64(s, 12);
+    e->step = sqlite3_column_int64(s, 13);
+    e->steps = sqlite3_column_int64(s, 14);
+    e->created = sqlite3_column_double(s, 15);
+    e->has_started = sqlite3_column_type(s, 16) != SQLITE_NULL;
+    e->started = sqlite3_column_double(s, 16);
+    e->has_finished = sqlite3_column_type(s, 17) != SQLITE_NULL;
+    e->finished = sqlite3_column_double(s, 17);
+    e->cancel_req = sqlite3_column_int(s, 18);
+    return bad ? -1 : 0;
 }
 
-int store_get_experiment(struct store *st, int64_t id, json_t **out)
+void exp_row_free(struct exp_row *e)
+{
+    free(e->name);
+    free(e->model);
+    free(e->norm);
+    free(e->device);
+    free(e->state);
+    free(e->reason);
+    free(e->after_ids);
+    for (int i = 0; i < e->n_after; i++) {
+        free(e->after[i].name);
+        free(e->after[i].state);
+    }
+    for (int i = 0; i < e->n_then; i++) {
+        free(e->then[i].name);
+        free(e->then[i].state);
+    }
+    free(e->after);
+    free(e->then);
+    free(e->spec);
+    for (int i = 0; i < e->n_latest; i++)
+        free(e->latest[i].name);
+    free(e->latest);
+    memset(e, 0, sizeof *e);
+}
+
+/* The experiment's scalars' newest points into e. */
+static int latest_of(struct conn *c, int64_t id, struct exp_row *e)
+{
+    sqlite3_stmt *s = db_stmt(c, q_latest_of);
+    if (!s)
+        return -1;
+    sqlite3_bind_int64(s, 1, id);
+    int rc, cap = 0, bad = 0;
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (e->n_latest == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct latest_point *more = realloc(e->latest, (size_t)cap * sizeof *more);
+            if (!more)
+                return -1;
+            e->latest = more;
+        }
+        struct latest_point *p = &e->latest[e->n_latest++];
+        p->name = db_col_text(s, 0, &bad);
+        p->step = sqlite3_column_int64(s, 1);
+        p->has_value = sqlite3_column_type(s, 2) != SQLITE_NULL;
+        p->value = sqlite3_column_double(s, 2);
+    }
+    return !bad && rc == SQLITE_DONE ? 0 : -1;
+}
+
+int store_get_experiment(struct store *st, int64_t id, struct exp_row *out)
 {
     struct conn *c = db_reader_get(st);
     int ret = ST_ERROR;
-    json_t *o = NULL;
+    memset(out, 0, sizeof *out);
     sqlite3_stmt *s = db_stmt(c, q_get_exp);
     if (!s)
         goto done;
     sqlite3_bind_int64(s, 1, id);
-    int rc = sqlite3_step(s);
+    int rc = sqlite3_step(s), bad = 0;
     if (rc == SQLITE_DONE) {
         ret = ST_NOTFOUND;
         goto done;
     }
-    if (rc != SQLITE_ROW || !(o = exp_row(s, 20)) || db_chain_view(c, id, o) != ST_OK)
+    if (rc != SQLITE_ROW || exp_fill(s, out))
         goto done;
-    json_t *spec = json_loads((const char *)sqlite3_column_text(s, 19), 0, NULL);
-    json_object_set_new(o, "spec", spec ? spec : json_null());
-    json_t *latest = json_object();
-    s = db_stmt(c, q_latest_of);
-    if (!s || !latest) {
-        json_decref(latest);
+    out->stage = sqlite3_column_int(s, 20);
+    out->spec = db_col_text(s, 19, &bad);
+    if (bad || db_chain_links(c, id, out) != ST_OK || latest_of(c, id, out))
         goto done;
-    }
-    sqlite3_bind_int64(s, 1, id);
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        json_t *m = json_pack("{s:o,s:o}", "step", db_col_json(s, 1), "value", db_col_json(s, 2));
-        json_object_set_new(latest, (const char *)sqlite3_column_text(s, 0), m);
-    }
-    json_object_set_new(o, "latest", latest);
-    if (rc != SQLITE_DONE)
-        goto done;
-    *out = o;
-    o = NULL;
     ret = ST_OK;
 done:
-    json_decref(o);
     db_reader_put(st, c);
+    if (ret != ST_OK)
+        exp_row_free(out);
     return ret;
 }
 
-int store_list_experiments(struct store *st, const struct exp_filter *f, json_t **out)
+int store_list_experiments(struct store *st, const struct exp_filter *f, struct exp_row **rows,
+                           int *n, int *more)
 {
     struct conn *c = db_reader_get(st);
     int ret = ST_ERROR;
-    json_t *arr = json_array();
+    *rows = calloc((size_t)f->limit + 1, sizeof **rows);
+    *n = *more = 0;
     sqlite3_stmt *s = db_stmt(c, q_list_exp);
-    if (!s || !arr)
+    if (!s || !*rows)
         goto done;
     db_bind_text(s, 1, f->state);
     if (f->sweep)
@@ -112,70 +160,99 @@ int store_list_experiments(struct store *st, const struct exp_filter *f, json_t 
     if (f->before)
         sqlite3_bind_int64(s, 5, f->before);
     sqlite3_bind_int(s, 6, f->limit + 1);  /* one more says whether a next page exists */
-    int rc, n = 0;
-    int64_t last = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (n == f->limit) {
-            n++;
+    int rc, bad = 0;
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == f->limit) {
+            *more = 1;
             break;
         }
-        json_t *row = exp_row(s, 19);
-        json_t *after = json_loads((const char *)sqlite3_column_text(s, 20), 0, NULL);
-        json_object_set_new(row, "after", after ? after : json_array());
-        json_array_append_new(arr, row);
-        last = sqlite3_column_int64(s, 0);
-        n++;
+        struct exp_row *e = &(*rows)[(*n)++];
+        bad |= exp_fill(s, e);
+        e->stage = sqlite3_column_int(s, 19);
+        e->after_ids = db_col_text(s, 20, &bad);
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        goto done;
-    char cur[32];
-    snprintf(cur, sizeof cur, "%lld", (long long)last);
-    *out = json_pack("{s:o,s:o}", "experiments", arr,
-                     "next_cursor", n > f->limit ? json_string(cur) : json_null());
-    arr = NULL;
-    ret = *out ? ST_OK : ST_ERROR;
+    if (!bad && (rc == SQLITE_ROW || rc == SQLITE_DONE))
+        ret = ST_OK;
 done:
-    json_decref(arr);
     db_reader_put(st, c);
+    if (ret != ST_OK && *rows) {
+        for (int i = 0; i < *n; i++)
+            exp_row_free(&(*rows)[i]);
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+    }
     return ret;
 }
 
-int store_stats(struct store *st, double lost_after, json_t **out)
+void store_counts_free(struct store_counts *k)
+{
+    for (int i = 0; i < k->n_states; i++)
+        free(k->states[i].state);
+    for (int i = 0; i < k->n_running; i++) {
+        free(k->running[i].model);
+        free(k->running[i].norm);
+    }
+    free(k->states);
+    free(k->running);
+    worker_rows_free(k->workers, k->n_workers);
+    memset(k, 0, sizeof *k);
+}
+
+int store_stats(struct store *st, double lost_after, struct store_counts *out)
 {
     struct conn *c = db_reader_get(st);
-    int ret = ST_ERROR, rc;
-    json_t *states = json_object(), *running = json_array(), *workers = db_worker_rows(c, lost_after);
-    json_int_t expiries = 0;
+    int ret = ST_ERROR, rc = SQLITE_ERROR, bad = 0, cap = 0;
+    memset(out, 0, sizeof *out);
     sqlite3_stmt *s = db_stmt(c, q_states);
-    if (!s || !states || !running || !workers)
+    if (!s || db_worker_rows(c, lost_after, &out->workers, &out->n_workers) != ST_OK)
         goto done;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        json_object_set_new(states, (const char *)sqlite3_column_text(s, 0), db_col_json(s, 1));
-    if (rc != SQLITE_DONE || !(s = db_stmt(c, q_counter)))
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (out->n_states == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct state_count *more = realloc(out->states, (size_t)cap * sizeof *more);
+            if (!more)
+                goto done;
+            out->states = more;
+        }
+        struct state_count *k = &out->states[out->n_states++];
+        k->state = db_col_text(s, 0, &bad);
+        k->n = sqlite3_column_int64(s, 1);
+    }
+    if (bad || rc != SQLITE_DONE || !(s = db_stmt(c, q_counter)))
         goto done;
     sqlite3_bind_text(s, 1, "lease_expiries", -1, SQLITE_STATIC);
     if (sqlite3_step(s) == SQLITE_ROW)
-        expiries = sqlite3_column_int64(s, 0);
+        out->lease_expiries = sqlite3_column_int64(s, 0);
     if (!(s = db_stmt(c, q_running)))
         goto done;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-        json_array_append_new(running, json_pack("{s:o,s:o,s:o,s:o,s:o}", "id", db_col_json(s, 0),
-                                                 "model", db_col_json(s, 1), "norm", db_col_json(s, 2),
-                                                 "loss", db_col_json(s, 3), "tokens_per_s",
-                                                 db_col_json(s, 4)));
-    if (rc != SQLITE_DONE)
+    cap = 0;
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (out->n_running == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct running_row *more = realloc(out->running, (size_t)cap * sizeof *more);
+            if (!more)
+                goto done;
+            out->running = more;
+        }
+        struct running_row *r = &out->running[out->n_running++];
+        memset(r, 0, sizeof *r);
+        r->id = sqlite3_column_int64(s, 0);
+        r->model = db_col_text(s, 1, &bad);
+        r->norm = db_col_text(s, 2, &bad);
+        r->has_loss = sqlite3_column_type(s, 3) != SQLITE_NULL;
+        r->loss = sqlite3_column_double(s, 3);
+        r->has_tokens_per_s = sqlite3_column_type(s, 4) != SQLITE_NULL;
+        r->tokens_per_s = sqlite3_column_double(s, 4);
+    }
+    if (bad || rc != SQLITE_DONE)
         goto done;
-    long commits, jobs;
-    db_counts(st, &commits, &jobs);
-    *out = json_pack("{s:O,s:O,s:O,s:I,s:I,s:I,s:I}", "states", states, "workers", workers,
-                     "running", running, "lease_expiries", expiries, "commits",
-                     (json_int_t)commits, "jobs", (json_int_t)jobs, "fsyncs",
-                     (json_int_t)syncvfs_count());
-    ret = *out ? ST_OK : ST_ERROR;
+    db_counts(st, &out->commits, &out->jobs);
+    out->fsyncs = syncvfs_count();
+    ret = ST_OK;
 done:
-    json_decref(states);
-    json_decref(running);
-    json_decref(workers);
     db_reader_put(st, c);
+    if (ret != ST_OK)
+        store_counts_free(out);
     return ret;
 }

@@ -135,50 +135,79 @@ int store_remove_worker(struct store *st, int64_t worker, double lost_after, cha
     return db_run(st, remove_worker, &m);
 }
 
-json_t *db_worker_rows(struct conn *c, double lost_after)
+void worker_rows_free(struct worker_row *w, int n)
 {
-    sqlite3_stmt *s = db_stmt(c, q_workers);
-    json_t *arr = json_array();
-    if (!s || !arr) {
-        json_decref(arr);
-        return NULL;
+    for (int i = 0; w && i < n; i++) {
+        free(w[i].name);
+        free(w[i].device);
+        free(w[i].host);
+        free(w[i].experiments);
     }
-    double now = store_now();
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        double age = now - sqlite3_column_double(s, 5);
-        json_t *exps = json_array();
-        const char *list = (const char *)sqlite3_column_text(s, 6);
-        for (const char *p = list; p && *p;) {
-            char *e;
-            json_array_append_new(exps, json_integer(strtoll(p, &e, 10)));
-            p = *e ? e + 1 : e;
-        }
-        const char *state = worker_state(sqlite3_column_int(s, 7), age, lost_after,
-                                         (int)json_array_size(exps));
-        /* waiting: parked in a lease long-poll, a candidate for a gang */
-        int waiting = sqlite3_column_double(s, 9) >= now;
-        json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:f,s:s,s:b,s:o}", "id",
-                                             db_col_json(s, 0), "name", db_col_json(s, 1), "host",
-                                             db_col_json(s, 8), "device", db_col_json(s, 2),
-                                             "capacity", db_col_json(s, 3), "registered",
-                                             db_col_json(s, 4), "heartbeat_age_s", age, "state",
-                                             state, "waiting", waiting, "experiments", exps));
-    }
-    if (rc != SQLITE_DONE) {
-        json_decref(arr);
-        return NULL;
-    }
-    return arr;
+    free(w);
 }
 
-int store_workers(struct store *st, double lost_after, json_t **out)
+/* group_concat's comma-separated ids into w. */
+static int experiments_of(const char *list, struct worker_row *w)
+{
+    int n = 0;
+    for (const char *p = list; p && *p; p++)
+        n += *p == ',';
+    w->experiments = malloc((size_t)(n + 1) * sizeof *w->experiments);
+    if (!w->experiments)
+        return -1;
+    for (const char *p = list; p && *p;) {
+        char *e;
+        w->experiments[w->n_experiments++] = strtoll(p, &e, 10);
+        p = *e ? e + 1 : e;
+    }
+    return 0;
+}
+
+int db_worker_rows(struct conn *c, double lost_after, struct worker_row **rows, int *n)
+{
+    sqlite3_stmt *s = db_stmt(c, q_workers);
+    *rows = NULL;
+    *n = 0;
+    if (!s)
+        return ST_ERROR;
+    double now = store_now();
+    int rc = SQLITE_ERROR, cap = 0, bad = 0;
+    while (!bad && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            struct worker_row *more = realloc(*rows, (size_t)cap * sizeof *more);
+            if (!more) {
+                bad = 1;
+                break;
+            }
+            *rows = more;
+        }
+        struct worker_row *w = &(*rows)[(*n)++];
+        memset(w, 0, sizeof *w);
+        w->id = sqlite3_column_int64(s, 0);
+        w->name = db_col_text(s, 1, &bad);
+        w->device = db_col_text(s, 2, &bad);
+        w->capacity = sqlite3_column_int(s, 3);
+        w->registered = sqlite3_column_double(s, 4);
+        w->heartbeat_age_s = now - sqlite3_column_double(s, 5);
+        bad |= experiments_of((const char *)sqlite3_column_text(s, 6), w);
+        w->state = worker_state(sqlite3_column_int(s, 7), w->heartbeat_age_s, lost_after,
+                                w->n_experiments);
+        w->host = db_col_text(s, 8, &bad);
+        w->waiting = sqlite3_column_double(s, 9) >= now;
+    }
+    if (!bad && rc == SQLITE_DONE)
+        return ST_OK;
+    worker_rows_free(*rows, *n);
+    *rows = NULL;
+    *n = 0;
+    return ST_ERROR;
+}
+
+int store_workers(struct store *st, double lost_after, struct worker_row **rows, int *n)
 {
     struct conn *c = db_reader_get(st);
-    json_t *arr = db_worker_rows(c, lost_after);
+    int ret = db_worker_rows(c, lost_after, rows, n);
     db_reader_put(st, c);
-    if (!arr)
-        return ST_ERROR;
-    *out = json_pack("{s:o}", "workers", arr);
-    return *out ? ST_OK : ST_ERROR;
+    return ret;
 }

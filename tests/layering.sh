@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.." && . tests/lib.sh
 declare -A may=(
     [common]="" [parquet]="common" [spec]="common" [kernels]="" [trainer]="kernels spec common"
     [text]="common" [eval]="trainer kernels spec text parquet common" [prep]="text parquet common"
-    [schema]="common" [report]="spec" [api]="schema spec report common" [daemon]="api schema common"
+    [schema]="common" [views]="schema common" [report]="spec" [api]="views schema spec report common"
+    [daemon]="api schema common"
     [sft]="eval trainer kernels spec text common"
     [worker]="sft eval trainer kernels spec text common" [clients]="common"
 )
@@ -52,8 +53,8 @@ check "cod-prep and cod-worker do (the check can tell)" \
 # the edges "caller callee", and tsort finds any circle among them (a file
 # calling into one that calls it back, directly or around several). text/
 # is left out: its tokenizer registry (tokenizer.c) and the tokenizers it
-# lists call each other. In report/ and schema/ every such call is also one
-# that the caller's row of ARCHITECTURE.md's tables allows.
+# lists call each other. In report/, schema/ and views/ every such call is
+# also one that the caller's row of ARCHITECTURE.md's tables allows.
 calls() { # objects of one folder: "caller callee" per file calling another
     local o
     for o in "$@"; do
@@ -68,7 +69,7 @@ declare -A may_call=()
 while IFS='|' read -r _ file _ callees _; do
     file=$(tr -d '` ' <<< "$file")
     may_call[${file%.c}]=$(tr -d ',—' <<< "$callees")
-done < <(grep -E '^ *\| `(report|schema)/[a-z_]+\.c` \|' ARCHITECTURE.md)
+done < <(grep -E '^ *\| `(report|schema|views)/[a-z_]+\.c` \|' ARCHITECTURE.md)
 loops=() n_calls=0 unlisted=() barred=()
 for dir in $(find "${!may[@]}" -name '*.c' ! -path 'text/*' -printf '%h\n' | sort -u); do
     objs=()
@@ -77,7 +78,7 @@ for dir in $(find "${!may[@]}" -name '*.c' ! -path 'text/*' -printf '%h\n' | sor
     edges=$(calls "${objs[@]}")
     n_calls=$((n_calls + $(echo "$edges" | grep -c .)))
     case $dir in
-    report | schema)
+    report | schema | views)
         for src in "$dir"/*.c; do [ -n "${may_call[${src%.c}]+set}" ] || unlisted+=("$src"); done
         while read -r from to; do
             [ -n "$from" ] || continue
@@ -92,7 +93,7 @@ check "the calls between the files of each part are seen (a check that sees none
     test "$n_calls" -gt 50
 check "no two files of a part call each other, directly or around a circle" test ${#loops[@]} -eq 0
 for l in "${loops[@]}"; do echo "  calls in a circle in $l"; done
-check "every file of report/ and schema/ has its row in ARCHITECTURE.md (${#may_call[@]} rows)" \
+check "every file of report/, schema/ and views/ has its row in ARCHITECTURE.md (${#may_call[@]} rows)" \
     test ${#unlisted[@]} -eq 0 -a ${#may_call[@]} -gt 20
 for f in "${unlisted[@]}"; do echo "  $f has no row"; done
 check "every call between two of their files is one the caller's row allows" test ${#barred[@]} -eq 0

@@ -11,6 +11,8 @@
 #include <sqlite3.h>
 
 #include "schema/store.h"
+#include "views/experiment.h"
+#include "views/workers.h"
 #include "tests/check.h"
 
 static char dir[64];
@@ -37,7 +39,7 @@ static struct new_experiment exp_row(const char *device, int priority)
 static const char *field_of(struct store *st, int64_t id, const char *key, char *buf, size_t n)
 {
     json_t *o;
-    if (store_get_experiment(st, id, &o) != ST_OK)
+    if (views_experiment(st, id, &o) != ST_OK)
         return "?";
     const char *v = json_string_value(json_object_get(o, key));
     snprintf(buf, n, "%s", v ? v : "(none)");
@@ -380,7 +382,7 @@ static void idempotency_key(void)
     CHECK(store_create_experiment(st, &e, "key-1", &b, &r2) == ST_OK && r2 && a == b, "replay");
     json_t *list;
     struct exp_filter f = {.limit = 10};
-    CHECK(store_list_experiments(st, &f, &list) == ST_OK &&
+    CHECK(views_experiments(st, &f, &list) == ST_OK &&
               json_array_size(json_object_get(list, "experiments")) == 1,
           "one row");
     json_decref(list);
@@ -418,13 +420,13 @@ static void lapse_requeues_then_fails(void)
     store_reap(st, 600, &expired);
     CHECK(!strcmp(state_of(st, id, s, sizeof s), "failed"), "failed after max_attempts: %s", s);
     json_t *o;
-    store_get_experiment(st, id, &o);
+    views_experiment(st, id, &o);
     const char *reason = json_string_value(json_object_get(o, "reason"));
     CHECK(reason && strstr(reason, "lease lapsed"), "reason kept: %s", reason ? reason : "null");
     CHECK(json_integer_value(json_object_get(o, "attempts")) == 2, "attempts 2");
     json_decref(o);
     json_t *stats;
-    CHECK(store_stats(st, 60, &stats) == ST_OK &&
+    CHECK(views_counts(st, 60, &stats) == ST_OK &&
               json_integer_value(json_object_get(stats, "lease_expiries")) == 2,
           "expiries counted");
     json_decref(stats);
@@ -536,7 +538,7 @@ static void worker_offline_and_removed(void)
           "removed once");
     CHECK(store_worker_offline(st, w) == ST_NOTFOUND, "a removed worker is unknown");
     json_t *list;
-    CHECK(store_workers(st, 60, &list) == ST_OK &&
+    CHECK(views_workers(st, 60, &list) == ST_OK &&
               json_array_size(json_object_get(list, "workers")) == 1,
           "a removed worker is not listed");
     json_decref(list);

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "schema/store.h"
+#include "views/experiment.h"
 #include "tests/check.h"
 
 static char dir[64];
@@ -43,7 +44,7 @@ static const char *field(struct store *st, int64_t id, const char *key, char *bu
 {
     json_t *o;
     snprintf(buf, n, "?");
-    if (store_get_experiment(st, id, &o) != ST_OK)
+    if (views_experiment(st, id, &o) != ST_OK)
         return buf;
     json_t *v = json_object_get(o, key);
     snprintf(buf, n, "%s", json_is_string(v) ? json_string_value(v) : "(none)");
@@ -85,7 +86,7 @@ static void waits_then_runs(void)
     int64_t b = submit(st, "b", &a, 1, &rc);
     CHECK(rc == ST_OK && !strcmp(field(st, b, "state", s, sizeof s), "waiting"), "b waits: %s", s);
     json_t *o;
-    CHECK(store_get_experiment(st, b, &o) == ST_OK &&
+    CHECK(views_experiment(st, b, &o) == ST_OK &&
               json_integer_value(json_object_get(json_array_get(json_object_get(o, "after"), 0),
                                                  "id")) == a,
           "its view names what it waits for");
@@ -152,7 +153,7 @@ static void failure_blocks_the_chain(void)
     json_t *list;
     struct exp_filter f = {.limit = 100};
     CHECK(rc == ST_INVALID, "an unknown experiment in after: %d", rc);
-    CHECK(store_list_experiments(st, &f, &list) == ST_OK &&
+    CHECK(views_experiments(st, &f, &list) == ST_OK &&
               json_array_size(json_object_get(list, "experiments")) == 5,
           "nothing written");
     json_decref(list);
@@ -188,6 +189,13 @@ static void cancel_a_chain(void)
     store_close(st);
 }
 
+static int count_point(void *ctx, int64_t step, int64_t layer, int is_null, double value)
+{
+    (void)step, (void)layer, (void)is_null, (void)value;
+    ++*(int *)ctx;
+    return 0;
+}
+
 static void stages_and_steps(void)
 {
     struct store *st = open_store("s.db");
@@ -202,16 +210,20 @@ static void stages_and_steps(void)
     int rep;
     char s[600];
     CHECK(store_create_sweep(st, "{}", NULL, rows, 2, &sw, &rep) == ST_OK, "a sweep of two stages");
-    json_t *v;
-    CHECK(store_sweep(st, sw, &v) == ST_OK, "its view");
-    json_t *cells = json_object_get(v, "cells"), *stages = json_object_get(v, "stages");
-    int64_t first = json_integer_value(json_object_get(json_array_get(cells, 0), "experiment"));
-    int64_t ft = json_integer_value(json_object_get(json_array_get(stages, 0), "experiment"));
-    CHECK(json_array_size(cells) == 1 && json_array_size(stages) == 1 && ft == first + 1,
+    struct sweep_rows v;
+    CHECK(store_sweep(st, sw, &v) == ST_OK, "its rows");
+    int64_t first = v.n_cells ? v.cells[0].experiment : 0;
+    int64_t ft = v.n_stages ? v.stages[0].experiment : 0;
+    CHECK(v.n_cells == 1 && v.n_stages == 1 && ft == first + 1 && v.stages[0].stage == 1,
           "the grid's cells apart from the later stages");
-    json_decref(v);
+    sweep_rows_free(&v);
+    int points = 0;
+    CHECK(store_points_of(st, NULL, 0, "eval/ppl", count_point, &points) == ST_OK && points == 0,
+          "a group with no experiment to average has no points");
+    CHECK(store_points_of(st, &first, 1, "eval/ppl", count_point, &points) == ST_OK && points == 0,
+          "nor has one whose experiment reported none");
     json_t *o;
-    CHECK(store_get_experiment(st, ft, &o) == ST_OK, "the stage's view");
+    CHECK(views_experiment(st, ft, &o) == ST_OK, "the stage's view");
     json_t *from = json_object_get(json_object_get(json_object_get(o, "spec"), "init"), "from");
     CHECK(json_integer_value(json_object_get(from, "experiment")) == first,
           "it starts from its cell's first stage");
@@ -227,7 +239,7 @@ static void stages_and_steps(void)
     CHECK(lease_one(st, w, &run) == ft, "then the later one");
     struct metric_point pts[2] = {{"train/steps", 0, -1, 37, 0}, {"train/loss", 1, -1, 2.0, 0}};
     CHECK(store_report(st, run, pts, 2, NULL, 0) == ST_OK, "its first points");
-    CHECK(store_get_experiment(st, ft, &o) == ST_OK &&
+    CHECK(views_experiment(st, ft, &o) == ST_OK &&
               json_integer_value(json_object_get(o, "steps")) == 37,
           "train/steps gives the steps that train.epochs made");
     json_decref(o);

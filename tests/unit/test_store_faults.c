@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "schema/store.h"
+#include "views/experiment.h"
 #include "tests/check.h"
 #include "tests/faulty_vfs.h"
 
@@ -45,7 +46,7 @@ static const char *names(struct store *st, char *buf, size_t n)
     struct exp_filter f = {.limit = 1000};
     json_t *o;
     snprintf(buf, n, "?");
-    if (store_list_experiments(st, &f, &o) != ST_OK)
+    if (views_experiments(st, &f, &o) != ST_OK)
         return buf;
     json_t *list = json_object_get(o, "experiments");
     buf[0] = 0;

@@ -1,12 +1,12 @@
-/* A sweep's replicate groups and their statistics (schema/replicates.c,
- * schema/stats.c) against values worked out by hand: the summaries, the
+/* A sweep's replicate groups and their statistics (views/replicates.c,
+ * views/stats.c) against values worked out by hand: the summaries, the
  * Student t tail and its inverse, the paired t-test, which cells a group
  * averages, counts apart or waits for, and which seeds a comparison pairs. */
 #include <math.h>
 #include <string.h>
 
-#include "schema/replicates.h"
-#include "schema/stats.h"
+#include "views/replicates.h"
+#include "views/stats.h"
 #include "tests/check.h"
 
 static int near(double a, double b, double tol) { return fabs(a - b) <= tol * (1 + fabs(b)); }

@@ -1,10 +1,10 @@
-#include "schema/replicates.h"
+#include "views/replicates.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/stats.h"
+#include "views/stats.h"
 
 /* A non-finite number is JSON null, as metrics travel. */
 static json_t *num(double x)

@@ -3,10 +3,10 @@
  * task/NAME/acc_norm) gathered as the paper's table: a row for each
  * variant (the cells' params but the seed), a column for each task, and
  * their average, each as mean ± sd over the seeds that finished. Pure: the
- * cells in, JSON out (no SQL); schema/sweeps.c reads the cells, docs/api.md
+ * cells in, JSON out (no SQL); views/sweep.c shapes the cells, docs/api.md
  * says what each field means. */
-#ifndef COD_SCHEMA_TASKS_H
-#define COD_SCHEMA_TASKS_H
+#ifndef COD_VIEWS_TASKS_H
+#define COD_VIEWS_TASKS_H
 
 #include <jansson.h>
 

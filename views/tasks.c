@@ -1,11 +1,11 @@
 /* A sweep's fine-tuning table: see tasks.h. */
-#include "schema/tasks.h"
+#include "views/tasks.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema/replicates.h"
+#include "views/replicates.h"
 
 static const char *const MEASURES[] = {"acc", "acc_norm"};
 

@@ -1,4 +1,4 @@
-#include "schema/stats.h"
+#include "views/stats.h"
 
 #include <math.h>
 

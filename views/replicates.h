@@ -3,10 +3,10 @@
  * many finished, how many diverged (never averaged in), the final eval
  * perplexity and loss as mean ± standard deviation, and for every two
  * groups that differ in one grid key a paired t-test of their perplexity
- * at equal seeds. Pure: the cells in, JSON out (no SQL); schema/views.c
- * reads the cells. docs/api.md says what each field means. */
-#ifndef COD_SCHEMA_REPLICATES_H
-#define COD_SCHEMA_REPLICATES_H
+ * at equal seeds. Pure: the cells in, JSON out (no SQL); views/sweep.c
+ * shapes the cells the store read. docs/api.md says what each field means. */
+#ifndef COD_VIEWS_REPLICATES_H
+#define COD_VIEWS_REPLICATES_H
 
 #include <jansson.h>
 

@@ -1,9 +1,9 @@
-/* Statistics over replicate values for the sweep views (schema/replicates.c):
+/* Statistics over replicate values for the sweep views (views/replicates.c):
  * a summary (count, mean, sample standard deviation, range) and the paired
  * t-test that says whether two cells' difference at equal seeds is within
  * the seed noise. Pure arithmetic: no SQL, no JSON. */
-#ifndef COD_SCHEMA_STATS_H
-#define COD_SCHEMA_STATS_H
+#ifndef COD_VIEWS_STATS_H
+#define COD_VIEWS_STATS_H
 
 struct summary {
     int n;
