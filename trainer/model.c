@@ -19,7 +19,10 @@ static int is_gain(enum param_kind k)
 /* With frozen gains, the buffer but the gains' spans (model.h). */
 static int learn_ranges(struct model *m)
 {
-    if (m->cfg.norm.gains != GAINS_FROZEN)
+    int frozen = 0;
+    for (int l = 0; l <= m->cfg.n_layers; l++)
+        frozen |= m->blk[l].frozen_gains;
+    if (!frozen)
         return 0;
     m->learn_ranges = malloc(2 * ((size_t)m->n_tensors + 1) * sizeof(size_t));
     if (!m->learn_ranges)
@@ -28,7 +31,7 @@ static int learn_ranges(struct model *m)
     int n = 0;
     for (int t = 0; t < m->n_tensors; t++) {
         const struct param_info *p = &m->info[t];
-        if (!is_gain(p->kind))
+        if (!is_gain(p->kind) || !m->blk[p->layer - 1].frozen_gains)
             continue;
         if (p->offset > lo) {
             m->learn_ranges[2 * n] = lo;
@@ -101,56 +104,45 @@ static void add_param(struct model *m, const char *name, enum param_kind kind, i
     m->n_weights += p->n;
 }
 
+/* A tensor of spec/params.h's list placed in the buffer: fused ones
+ * follow the tensor they continue; the FFN width is padded to f' (ld and
+ * span as in param_info). */
+static void place(struct model *m, const struct param_tensor *t, const char *name, int layer)
+{
+    size_t r = (size_t)t->rows, c = (size_t)t->cols, fp = (size_t)m->ffn_pad;
+    int bias = t->kind == P_Q_BIAS || t->kind == P_K_BIAS || t->kind == P_V_BIAS;
+    size_t ld = t->ndim == 1 ? (bias ? r : 1) : t->ffn_axis == 2 ? fp : c;
+    size_t span = t->ffn_axis == 1 ? fp * c : t->ffn_axis == 2 ? r * fp : r * c;
+    add_param(m, name, t->kind, layer, t->ndim, t->rows, t->cols, ld, span, !t->fused);
+}
+
 static void layout_params(struct model *m)
 {
     const struct model_config *c = &m->cfg;
-    size_t d = (size_t)c->dim, f = (size_t)c->ffn_dim, fp = (size_t)m->ffn_pad;
-    size_t qd = (size_t)c->n_heads * m->hd, kvd = (size_t)m->n_kv * m->hd;
+    const struct param_dims dims = {
+        .vocab = c->vocab, .dim = c->dim, .ffn_dim = c->ffn_dim,
+        .q_dim = (int64_t)c->n_heads * m->hd, .kv_dim = (int64_t)m->n_kv * m->hd,
+        .qkv_bias = c->qkv_bias, .tied_embeddings = c->tied_embeddings,
+    };
     int L = c->n_layers;
+    struct param_tensor t[PARAMS_BLOCK_MAX];
     char nm[96];
-    add_param(m, "model.embed_tokens.weight", P_EMBED, 0, 2, c->vocab, d, d, c->vocab * d, 1);
+    int n = params_outer(&dims, 0, t);
+    for (int i = 0; i < n; i++)
+        place(m, &t[i], t[i].name, 0);
+    n = params_block(&dims, &c->norm, t);
     for (int l = 1; l <= L; l++) {
-        const struct block_cfg *b = &m->blk[l - 1];
         m->n_params = (m->n_params + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
         m->block_first[l - 1] = m->n_params;
-#define P(kind, suffix, nd, r, cc, ld, span, al)                                            \
-    snprintf(nm, sizeof(nm), "model.layers.%d.%s", l - 1, suffix);                        \
-    add_param(m, nm, kind, l, nd, r, cc, ld, span, al)
-        P(P_Q, "self_attn.q_proj.weight", 2, qd, d, d, qd * d, 1);
-        P(P_K, "self_attn.k_proj.weight", 2, kvd, d, d, kvd * d, 0);
-        P(P_V, "self_attn.v_proj.weight", 2, kvd, d, d, kvd * d, 0);
-        if (c->qkv_bias) {
-            P(P_Q_BIAS, "self_attn.q_proj.bias", 1, qd, 0, qd, qd, 1);
-            P(P_K_BIAS, "self_attn.k_proj.bias", 1, kvd, 0, kvd, kvd, 0);
-            P(P_V_BIAS, "self_attn.v_proj.bias", 1, kvd, 0, kvd, kvd, 0);
+        for (int i = 0; i < n; i++) {
+            snprintf(nm, sizeof(nm), "model.layers.%d.%s", l - 1, t[i].name);
+            place(m, &t[i], nm, l);
         }
-        P(P_O, "self_attn.o_proj.weight", 2, d, qd, qd, d * qd, 1);
-        P(P_GATE, "mlp.gate_proj.weight", 2, f, d, d, fp * d, 1);
-        P(P_UP, "mlp.up_proj.weight", 2, f, d, d, fp * d, 0);
-        P(P_DOWN, "mlp.down_proj.weight", 2, d, f, fp, d * fp, 1);
-        if (b->sandwich) {
-            /* Gemma 2's names for the four norms of a sandwich block */
-            P(P_NORM_IN_ATTN, "input_layernorm.weight", 1, d, 1, 1, d, 1);
-            P(P_NORM_OUT_ATTN, "post_attention_layernorm.weight", 1, d, 1, 1, d, 1);
-            P(P_NORM_IN_FFN, "pre_feedforward_layernorm.weight", 1, d, 1, 1, d, 1);
-            P(P_NORM_OUT_FFN, "post_feedforward_layernorm.weight", 1, d, 1, 1, d, 1);
-        } else {
-            P(P_NORM_IN_ATTN, "input_layernorm.weight", 1, d, 1, 1, d, 1);
-            P(P_NORM_IN_FFN, "post_attention_layernorm.weight", 1, d, 1, 1, d, 1);
-        }
-        if (b->residual == RES_LAYERSCALE) {
-            P(P_LAMBDA_ATTN, "self_attn.layer_scale", 1, d, 1, 1, d, 1);
-            P(P_LAMBDA_FFN, "mlp.layer_scale", 1, d, 1, 1, d, 1);
-        } else if (b->residual == RES_SKIPINIT) {
-            P(P_LAMBDA_ATTN, "self_attn.skip_alpha", 1, 1, 1, 1, 1, 1);
-            P(P_LAMBDA_FFN, "mlp.skip_alpha", 1, 1, 1, 1, 1, 1);
-        }
-#undef P
         m->block_end[l - 1] = m->n_params;
     }
-    add_param(m, "model.norm.weight", P_FINAL_NORM, L + 1, 1, d, 1, 1, d, 1);
-    if (!c->tied_embeddings)
-        add_param(m, "lm_head.weight", P_HEAD, L + 1, 2, c->vocab, d, d, c->vocab * d, 1);
+    n = params_outer(&dims, 1, t);
+    for (int i = 0; i < n; i++)
+        place(m, &t[i], t[i].name, L + 1);
     m->n_params = (m->n_params + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
 }
 
@@ -277,7 +269,7 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
     size_t N = (size_t)max_B * T;
     int maxtensors = 1 + L * 16 + 2;
     size_t h2 = (size_t)T * (hd / 2);
-    m->blk = calloc((size_t)L, sizeof(*m->blk));
+    m->blk = calloc((size_t)L + 1, sizeof(*m->blk));
     m->info = calloc((size_t)maxtensors, sizeof(*m->info));
     m->block_first = calloc((size_t)L, sizeof(size_t));
     m->block_end = calloc((size_t)L, sizeof(size_t));
@@ -297,7 +289,7 @@ int model_create(struct model *m, const struct ops *ops, const struct model_conf
         return -1;
     }
     memset(m->woff, 0xff, (size_t)(L + 2) * P_KIND_COUNT * sizeof(size_t));
-    for (int l = 1; l <= L; l++)
+    for (int l = 1; l <= L + 1; l++)
         variant_block(&cfg->norm, l, L, &m->blk[l - 1]);
     layout_params(m);
     for (int t = 0; t < m->n_tensors; t++)

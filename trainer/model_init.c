@@ -9,32 +9,14 @@
 #include "kernels/bf16.h"
 #include "trainer/rng.h"
 
-static double init_std(const struct model *m, const struct param_info *p)
+/* The std of a matmul weight (or a bias) of the block's recipe (block.h). */
+static double init_std(const struct block_cfg *b, const struct param_info *p)
 {
-    const struct norm_variant *v = &m->cfg.norm;
-    int L = m->cfg.n_layers;
-    double std = v->init_std;
-    int out_proj = p->kind == P_O || p->kind == P_DOWN;
-    switch (v->init) {
-    case INIT_NORMAL:
-        break;
-    case INIT_SCALED:
-        if (out_proj)
-            std = v->init_std / sqrt(2.0 * L);
-        break;
-    case INIT_DEPTH_SCALED:
-        if (out_proj)
-            std = v->init_std / sqrt(2.0 * p->layer);
-        break;
-    case INIT_DEEPNORM:
-        if (p->layer >= 1 && p->layer <= L && p->ndim == 2) {
-            /* xavier_normal: gain·√(2/(fan_in+fan_out)); the code's gain (8L)^¼ on v,o,gate,up,down, 1 on q,k */
-            double gain = (p->kind == P_Q || p->kind == P_K) ? 1.0 : pow(8.0 * L, 0.25);
-            std = gain * sqrt(2.0 / (double)(p->shape[0] + p->shape[1]));
-        }
-        break;
+    if (b->xavier > 0 && p->ndim == 2) {
+        double gain = p->kind == P_Q || p->kind == P_K ? b->xavier_qk : b->xavier;
+        return gain * sqrt(2.0 / (double)(p->shape[0] + p->shape[1]));
     }
-    return std;
+    return p->kind == P_O || p->kind == P_DOWN ? b->std_out : b->std;
 }
 
 int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
@@ -49,7 +31,6 @@ int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
         snprintf(err, errlen, "out of host memory for %zu initial weights", m->n_params);
         return -1;
     }
-    int L = m->cfg.n_layers;
     for (int t = 0; t < m->n_tensors; t++) {
         const struct param_info *p = &m->info[t];
         /* the stream id names the tensor, not its position, so variants
@@ -66,10 +47,10 @@ int model_init_weights(struct model *m, uint64_t seed, char *err, size_t errlen)
             fill = 1;
             break;
         case P_LAMBDA_ATTN: case P_LAMBDA_FFN:
-            fill = m->cfg.norm.branch_init > 0 ? m->cfg.norm.branch_init : 1.0 / sqrt((double)L);
+            fill = m->blk[p->layer - 1].branch;
             break;
         default:
-            std = init_std(m, p);
+            std = init_std(&m->blk[p->layer - 1], p);
         }
         for (size_t i = 0; i < p->n; i++) {
             real x = (real)(std > 0 ? std * rng_normal(&r) : fill);

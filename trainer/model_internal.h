@@ -82,7 +82,7 @@ static inline const act *WA(const struct model *m, int l, int k)
 /* a norm gain's gradient: none when the gains are frozen */
 static inline real *DG(const struct model *m, int l, int k)
 {
-    return m->cfg.norm.gains == GAINS_FROZEN ? NULL : DW(m, l, k);
+    return m->blk[l - 1].frozen_gains ? NULL : DW(m, l, k);
 }
 
 /* model_forward.c: a training batch onto the backend; the forward's ops on
