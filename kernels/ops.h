@@ -1,5 +1,5 @@
 /* The ops table: every numeric operation the transformer needs, forward and
- * backward. The model (trainer/model.c) is written once against it; the CPU
+ * backward. The model (trainer/model*.c) is written once against it; the CPU
  * backend (kernels/cpu/) is the reference and the CUDA backend must match it.
  *
  * Two element types. `real` (float; double in the gradient-check build) is

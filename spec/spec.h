@@ -170,7 +170,8 @@ int spec_task_layout_known(const char *layout);
  * starting with '.' or '-'. 0, or -1 with *err naming field. */
 int spec_check_name(const char *name, const char *field, struct spec_error *err);
 
-/* Number of parameters of the model the spec describes (vocab must be known). */
+/* Number of parameters of the model the spec describes, from spec/params.h's
+ * tensors (the ones the trainer lays out); -1 while the vocab is unknown. */
 int64_t spec_param_count(const struct job_spec *s);
 
 #endif

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "spec/finetune.h"
+#include "spec/params.h"
 
 /* json_object_set_new takes ownership even on failure and refuses a NULL
  * value, so a chain of sets needs only one check at the end. */
@@ -153,16 +154,8 @@ int spec_upgrade(json_t *spec)
 
 int64_t spec_param_count(const struct job_spec *s)
 {
-    const struct model_shape *m = &s->model;
-    if (m->vocab <= 0)
+    if (s->model.vocab <= 0)
         return -1;
-    int64_t V = m->vocab, d = m->dim, f = m->ffn_dim, L = m->n_layers;
-    int64_t block = 4 * d * d + 3 * d * f;
-    block += (s->norm.placement == PLACE_SANDWICH ? 4 : 2) * d;
-    if (s->norm.residual == RES_LAYERSCALE)
-        block += 2 * d;
-    else if (s->norm.residual == RES_SKIPINIT)
-        block += 2;
-    /* untied embedding and head, and the final norm */
-    return 2 * V * d + L * block + d;
+    struct param_dims d = params_dims_of_spec(s);
+    return params_count(&d, &s->norm, s->model.n_layers);
 }

@@ -19,4 +19,14 @@ void variant_block(const struct norm_variant *v, int layer, int n_layers, struct
     b->s_pos = v->lns_position;
     b->alpha = v->residual == RES_SCALED ? v->residual_alpha : 1.0;
     b->residual = v->residual;
+    int out_scaled = v->init == INIT_SCALED || v->init == INIT_DEPTH_SCALED;
+    b->std = v->init_std;
+    b->std_out = !out_scaled ? v->init_std
+                 : v->init == INIT_SCALED ? v->init_std / sqrt(2.0 * n_layers)
+                                          : v->init_std / sqrt(2.0 * layer);
+    int xavier = v->init == INIT_DEEPNORM && layer <= n_layers;
+    b->xavier_qk = xavier ? 1.0 : 0;
+    b->xavier = xavier ? pow(8.0 * n_layers, 0.25) : 0;
+    b->branch = v->branch_init > 0 ? v->branch_init : 1.0 / sqrt((double)n_layers);
+    b->frozen_gains = v->gains == GAINS_FROZEN;
 }

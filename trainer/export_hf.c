@@ -8,6 +8,7 @@
 
 #include "common/fileio.h"
 #include "common/path.h"
+#include "spec/params.h"
 #include "trainer/block.h"
 #include "trainer/safetensors.h"
 
@@ -66,30 +67,29 @@ static json_t *config_json(const struct job_spec *s)
  * interleaved original. */
 static int list_tensors(const struct job_spec *s, struct st_tensor *t)
 {
-    int d = s->model.dim, f = s->model.ffn_dim, n = 0;
-    struct {
-        const char *suffix;
-        int64_t r, c;
-    } blk[] = {{"self_attn.q_proj.weight", d, d},  {"self_attn.k_proj.weight", d, d},
-               {"self_attn.v_proj.weight", d, d},  {"self_attn.o_proj.weight", d, d},
-               {"mlp.gate_proj.weight", f, d},     {"mlp.up_proj.weight", f, d},
-               {"mlp.down_proj.weight", d, f},     {"input_layernorm.weight", d, 0},
-               {"post_attention_layernorm.weight", d, 0}};
-#define ADD(r_, c_, ...)                                                                   \
+    const struct model_shape *m = &s->model;
+    const struct param_dims d = params_dims_of_spec(s);
+    struct param_tensor p[PARAMS_BLOCK_MAX];
+    int n = 0;
+#define ADD(q, ...)                                                                        \
     do {                                                                                   \
         snprintf(t[n].name, sizeof(t[n].name), __VA_ARGS__);                               \
         t[n].dtype = ST_F32;                                                               \
-        t[n].ndim = (c_) ? 2 : 1;                                                          \
-        t[n].shape[0] = (r_);                                                              \
-        t[n].shape[1] = (c_) ? (c_) : 1;                                                   \
+        t[n].ndim = (q)->ndim;                                                             \
+        t[n].shape[0] = (q)->rows;                                                         \
+        t[n].shape[1] = (q)->cols;                                                         \
         n++;                                                                               \
     } while (0)
-    ADD(s->model.vocab, d, "model.embed_tokens.weight");
-    for (int l = 0; l < s->model.n_layers; l++)
-        for (size_t k = 0; k < sizeof(blk) / sizeof(blk[0]); k++)
-            ADD(blk[k].r, blk[k].c, "model.layers.%d.%s", l, blk[k].suffix);
-    ADD(d, 0, "model.norm.weight");
-    ADD(s->model.vocab, d, "lm_head.weight");
+    int c = params_outer(&d, 0, p);
+    for (int k = 0; k < c; k++)
+        ADD(&p[k], "%s", p[k].name);
+    c = params_block(&d, &s->norm, p);
+    for (int l = 0; l < m->n_layers; l++)
+        for (int k = 0; k < c; k++)
+            ADD(&p[k], "model.layers.%d.%s", l, p[k].name);
+    c = params_outer(&d, 1, p);
+    for (int k = 0; k < c; k++)
+        ADD(&p[k], "%s", p[k].name);
 #undef ADD
     return n;
 }
@@ -104,7 +104,7 @@ int export_hf(const char *ckpt_dir, const struct job_spec *s, const char *out_di
     if (path_fmt(path, sizeof(path), err, errlen, "%s/model.safetensors", ckpt_dir) ||
         st_read(path, &in, err, errlen))
         return -1;
-    int max_tensors = 3 + 9 * s->model.n_layers;
+    int max_tensors = PARAMS_OUTER_MAX * 2 + PARAMS_BLOCK_MAX * s->model.n_layers;
     struct st_tensor *t = calloc((size_t)max_tensors, sizeof(*t));
     int n = t ? list_tensors(s, t) : 0;
     size_t total = 0;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "kernels/ops.h"
+#include "spec/params.h"
 #include "trainer/block.h"
 
 struct model_config {
@@ -43,13 +44,6 @@ struct model_config {
     int forward_only;
     double embed_std;    /* the embedding's init: N(0, embed_std) */
     int bf16;            /* weights held in bf16 (train.precision "bf16"): the init is rounded */
-};
-
-enum param_kind {
-    P_EMBED, P_Q, P_K, P_V, P_O, P_GATE, P_UP, P_DOWN,
-    P_NORM_IN_ATTN, P_NORM_IN_FFN, P_NORM_OUT_ATTN, P_NORM_OUT_FFN,
-    P_LAMBDA_ATTN, P_LAMBDA_FFN, P_FINAL_NORM, P_HEAD, P_Q_BIAS, P_K_BIAS, P_V_BIAS,
-    P_KIND_COUNT
 };
 
 enum { PARAM_ALIGN = 64 }; /* elements: 256 bytes of fp32 */
@@ -99,7 +93,8 @@ struct model {
     const struct ops *ops;
     struct model_config cfg;
     int ffn_pad;                    /* f': the FFN width the matmuls use */
-    struct block_cfg *blk;          /* [L], blk[l] is block l+1 */
+    struct block_cfg *blk;          /* [L+1], blk[l] is block l+1; blk[L] the final norm
+                                       and the lm_head (block.h) */
     struct param_info *info;
     int n_tensors;
     size_t n_params;                /* elements of the parameter buffer, padding included */
@@ -115,7 +110,8 @@ struct model {
     int n_kv, hd;                   /* key/value heads and the head size in use */
     /* the parameters that learn, as ascending [lo, hi) pairs of the buffer
      * (ops.h's adam_extra): NULL when all do; without the norms' gains when
-     * they are frozen (norm.gains), which then get no gradient either */
+     * they are frozen (block_cfg's frozen_gains), which then get no
+     * gradient either */
     size_t *learn_ranges;
     int n_learn_ranges;
 

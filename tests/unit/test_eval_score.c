@@ -1,4 +1,4 @@
-/* The evaluation on a model (eval/score.c over trainer/model.c): each
+/* The evaluation on a model (eval/score.c over trainer/model_score.c): each
  * choice's log-likelihood is the sum of its tokens' log-probabilities as
  * the model's own forward computes them on that row alone, whatever the
  * batch it was packed into, its padding and a context cut to the model's
