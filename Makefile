@@ -67,11 +67,12 @@ SERVER_LIBS = -ljansson -lmicrohttpd -lsqlite3 -lm -lpthread
 # The HTTP client (libcurl) that cod-worker and the cod CLI share.
 CLIENT_SRC  = common/http_client.c
 CLIENT_LIBS = -lcurl
-# cod-worker's own code: lease loop, heartbeat, report spool.
-# cod-analyze's own files (worker/analyze_*.c).
-ANALYZE_SRC = $(wildcard worker/analyze_*.c)
+# cod-analyze's analyses (analyze/).
+ANALYZE_SRC = $(wildcard analyze/*.c)
 REL_ANALYZE = $(call obj,rel,$(ANALYZE_SRC))
-WORKER_SRC  = $(filter-out $(ANALYZE_SRC),$(wildcard worker/*.c))
+# cod-worker's own code: lease loop, heartbeat, report spool (and
+# worker/device.c, which cod-train and cod-analyze link too).
+WORKER_SRC  = $(wildcard worker/*.c)
 CLI_SRC     = $(wildcard clients/cli/*.c)
 TEST_SRC = $(wildcard tests/unit/test_*.c)
 BENCH_SRC= $(wildcard bench/bench_*.c)

@@ -10,18 +10,18 @@
  * folder. Sending the results to the server as metrics belongs to
  * cod-worker, which runs the same analyses at the end of a job through
  * trainer/train.c. Here: the command line; the analyses are
- * worker/analyze_heldout.h and worker/analyze_eval.h. */
+ * analyze/heldout.h and analyze/eval.h. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/eval.h"
+#include "analyze/heldout.h"
+#include "analyze/source.h"
 #include "spec/spec.h"
 #include "trainer/checkpoint.h"
 #include "trainer/export_hf.h"
-#include "worker/analyze_eval.h"
-#include "worker/analyze_heldout.h"
-#include "worker/analyze_source.h"
 #include "worker/device.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };

@@ -11,7 +11,8 @@ declare -A may=(
     [schema]="common" [report]="spec" [api]="schema spec report common" [daemon]="api schema common"
     [sft]="eval trainer kernels spec text common"
     [worker]="sft eval trainer kernels spec text common" [clients]="common"
-    [cmd]="clients daemon api report schema worker sft prep eval text trainer kernels spec parquet common"
+    [analyze]="eval trainer kernels spec text common"
+    [cmd]="clients daemon api report schema worker analyze sft prep eval text trainer kernels spec parquet common"
 )
 bad=()
 for part in "${!may[@]}"; do

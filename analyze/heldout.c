@@ -1,5 +1,5 @@
-/* cod-analyze's analyses over held-out tokens: see analyze_heldout.h. */
-#include "worker/analyze_heldout.h"
+/* cod-analyze's analyses over held-out tokens: see heldout.h. */
+#include "analyze/heldout.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "analyze/source.h"
 #include "common/fileio.h"
 #include "trainer/angular.h"
 #include "trainer/dataloader.h"
@@ -16,7 +17,6 @@
 #include "trainer/model.h"
 #include "trainer/prune.h"
 #include "trainer/stats.h"
-#include "worker/analyze_source.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 

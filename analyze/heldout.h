@@ -2,11 +2,11 @@
  * logits run the model forward over shards (or a row set) and print what
  * they measured as tables and heat maps; with --out they write prune.json,
  * angular.json, stats.json or the logits' .npy file. */
-#ifndef COD_WORKER_ANALYZE_HELDOUT_H
-#define COD_WORKER_ANALYZE_HELDOUT_H
+#ifndef COD_ANALYZE_HELDOUT_H
+#define COD_ANALYZE_HELDOUT_H
 
+#include "analyze/eval.h"
 #include "kernels/ops.h"
-#include "worker/analyze_eval.h"
 
 /* cmd (prune, angular, stats or logits) on dir's model over val (NULL: a
  * checkpoint's data.val), sequences of T in batches of B (0: dir's own),
