@@ -20,7 +20,9 @@ SAN      = $(BASE) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -
 # write, waker and reaper threads share the long-poll and store state
 TSAN     = -std=c11 -D_GNU_SOURCE $(WARN) -I. -MMD -MP -O1 -g -fsanitize=thread
 
-MAINS    = worker/cod_train.c worker/cod_analyze.c worker/cod_worker.c prep/cod_prep.c daemon/main.c
+# Every program's main is in cmd/, one file per program named for it
+# (ARCHITECTURE.md); the rules below link each with its parts.
+
 # What several programs share (ARCHITECTURE.md): file formats and durable
 # I/O (common/), and the job spec with its cheap data checks (spec/).
 COMMON_SRC = $(filter-out $(CLIENT_SRC),$(wildcard common/*.c))
@@ -54,22 +56,23 @@ EVAL_SRC  = $(wildcard eval/*.c) $(PARQUET_SRC)
 REL_EVAL  = $(call obj,rel,$(EVAL_SRC))
 SAN_EVAL  = $(call obj,san,$(EVAL_SRC))
 # cod-prep's own code: the pipeline from input files to token shards.
-PREP_SRC  = $(filter-out $(MAINS),$(wildcard prep/*.c)) $(PARQUET_SRC)
+PREP_SRC  = $(wildcard prep/*.c) $(PARQUET_SRC)
 PREP_LIBS = -ljansson $(TEXT_LIBS) -lm -fopenmp -lpthread
 CXXFLAGS_BASE = -std=c++17 -D_GNU_SOURCE $(WARN) -I. -MMD -MP
 # cod-server's own code: linked into bin/cod-server and the store tests only.
 # The server never computes: it links the spec and common/ and nothing of
 # the trainer, the kernels or the tokenizers (no OpenBLAS, no OpenMP).
-SERVER_SRC  = $(wildcard schema/*.c views/*.c api/*.c report/*.c) $(filter-out $(MAINS),$(wildcard daemon/*.c))
+SERVER_SRC  = $(wildcard schema/*.c views/*.c api/*.c report/*.c daemon/*.c)
 SERVER_LIBS = -ljansson -lmicrohttpd -lsqlite3 -lm -lpthread
 # The HTTP client (libcurl) that cod-worker and the cod CLI share.
 CLIENT_SRC  = common/http_client.c
 CLIENT_LIBS = -lcurl
-# cod-worker's own code: lease loop, heartbeat, report spool.
-# cod-analyze's own files beside its main (worker/analyze_*.c).
-ANALYZE_SRC = $(wildcard worker/analyze_*.c)
+# cod-analyze's analyses (analyze/).
+ANALYZE_SRC = $(wildcard analyze/*.c)
 REL_ANALYZE = $(call obj,rel,$(ANALYZE_SRC))
-WORKER_SRC  = $(filter-out $(MAINS) $(ANALYZE_SRC),$(wildcard worker/*.c))
+# cod-worker's own code: lease loop, heartbeat, report spool (and
+# worker/device.c, which cod-train and cod-analyze link too).
+WORKER_SRC  = $(wildcard worker/*.c)
 CLI_SRC     = $(wildcard clients/cli/*.c)
 TEST_SRC = $(wildcard tests/unit/test_*.c)
 BENCH_SRC= $(wildcard bench/bench_*.c)
@@ -118,27 +121,27 @@ endif
 
 all: $(PROGRAMS) $(CUDA_OBJ)
 
-bin/cod-train: build/rel/worker/cod_train.o build/rel/worker/device.o $(REL_SFT) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
+bin/cod-train: build/rel/cmd/cod_train.o build/rel/worker/device.o $(REL_SFT) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CUDA_LIBS)
 
-bin/cod-analyze: build/rel/worker/cod_analyze.o build/rel/worker/device.o $(REL_ANALYZE) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
+bin/cod-analyze: build/rel/cmd/cod_analyze.o build/rel/worker/device.o $(REL_ANALYZE) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CUDA_LIBS)
 
-bin/cod-worker: build/rel/worker/cod_worker.o $(REL_WORKER) $(REL_SFT) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
+bin/cod-worker: build/rel/cmd/cod_worker.o $(REL_WORKER) $(REL_SFT) $(REL_EVAL) $(REL_LIB) $(REL_TEXT) $(CUDA_OBJ)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS) $(CUDA_LIBS)
 
-bin/cod: $(call obj,rel,$(CLI_SRC) $(CLIENT_SRC) common/path.c common/fileio.c)
+bin/cod: $(call obj,rel,cmd/cod.c $(CLI_SRC) $(CLIENT_SRC) common/path.c common/fileio.c)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ -ljansson -lm $(CLIENT_LIBS)
 
-bin/cod-prep: build/rel/prep/cod_prep.o $(REL_PREP)
+bin/cod-prep: build/rel/cmd/cod_prep.o $(REL_PREP)
 	@mkdir -p bin
 	$(CC) $(REL) $(LDFLAGS) -o $@ $^ $(PREP_LIBS)
 
-bin/cod-server: build/rel/daemon/main.o $(REL_SERVER)
+bin/cod-server: build/rel/cmd/cod_server.o $(REL_SERVER)
 	@mkdir -p bin
 	$(CC) $(filter-out -fopenmp,$(REL)) $(LDFLAGS) -o $@ $^ $(SERVER_LIBS)
 
@@ -187,7 +190,7 @@ build/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN) -c $< -o $@
 
-build/tsan-bin/cod-server: $(call obj,tsan,daemon/main.c $(SERVER_SRC) $(SPEC_SRC) $(COMMON_SRC))
+build/tsan-bin/cod-server: $(call obj,tsan,cmd/cod_server.c $(SERVER_SRC) $(SPEC_SRC) $(COMMON_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(TSAN) -o $@ $^ $(SERVER_LIBS)
 
@@ -222,7 +225,7 @@ $(WORKER_TESTS): build/tests/%: build/san/tests/unit/%.o $(SAN_WORKER) $(SAN_SFT
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS)
 
 # cod-worker built with the sanitizers, for tests/worker_sanitized.sh.
-build/san-bin/cod-worker: build/san/worker/cod_worker.o $(SAN_WORKER) $(SAN_SFT) $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
+build/san-bin/cod-worker: build/san/cmd/cod_worker.o $(SAN_WORKER) $(SAN_SFT) $(SAN_EVAL) $(SAN_LIB) $(SAN_TEXT)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN) -o $@ $^ $(LIB_LIBS) $(TEXT_LIBS) $(CLIENT_LIBS)
 
@@ -331,8 +334,8 @@ build/emu/bin/test_ops_cuda: build/emu/obj/tests/gpu/test_ops_cuda.o
 build/emu/bin/test_matmul_cuda: build/emu/obj/tests/gpu/test_matmul_cuda.o
 build/emu/bin/test_model_cuda: build/emu/obj/tests/gpu/test_model_cuda.o
 build/emu/bin/test_emu: build/emu/obj/tests/gpu/test_emu.o build/emu/obj/kernels/cuda/emu/probes.o
-build/emu/bin/cod-train: build/emu/obj/worker/cod_train.o build/emu/obj/worker/device.o
-build/emu/bin/cod-analyze: build/emu/obj/worker/cod_analyze.o build/emu/obj/worker/device.o \
+build/emu/bin/cod-train: build/emu/obj/cmd/cod_train.o build/emu/obj/worker/device.o
+build/emu/bin/cod-analyze: build/emu/obj/cmd/cod_analyze.o build/emu/obj/worker/device.o \
                            $(call obj,emu/obj,$(ANALYZE_SRC))
 # the trainer's programs tokenize (evaluation tasks, instruction data)
 build/emu/bin/cod-train build/emu/bin/cod-analyze $(EMU_WORKER): $(SAN_TEXT) $(SAN_EVAL)
@@ -342,7 +345,7 @@ build/emu/bin/bench_train_cuda: build/emu/obj/bench/gpu/bench_train_cuda.o
 build/emu/bin/bench_attention_cuda: build/emu/obj/bench/gpu/bench_attention_cuda.o
 build/emu/bin/bench_eval_cuda: build/emu/obj/bench/gpu/bench_eval_cuda.o $(SAN_TEXT) $(SAN_EVAL)
 build/emu/bin/bench_eval_cuda: EMU_EXTRA_LIBS = $(TEXT_LIBS)
-$(EMU_WORKER): build/emu/obj/worker/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
+$(EMU_WORKER): build/emu/obj/cmd/cod_worker.o $(call obj,emu/obj,$(WORKER_SRC) $(CLIENT_SRC)) \
                build/emu/obj/kernels/cuda/comm_nccl.o
 $(EMU_WORKER): EMU_EXTRA_LIBS = $(TEXT_LIBS) $(CLIENT_LIBS)
 $(EMU_OBJ) build/emu/obj/kernels/cuda/emu/probes.o: | $(EMU_HDRS)

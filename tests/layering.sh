@@ -12,6 +12,8 @@ declare -A may=(
     [daemon]="api schema common"
     [sft]="eval trainer kernels spec text common"
     [worker]="sft eval trainer kernels spec text common" [clients]="common"
+    [analyze]="eval trainer kernels spec text common"
+    [cmd]="clients daemon api views report schema worker analyze sft prep eval text trainer kernels spec parquet common"
 )
 bad=()
 for part in "${!may[@]}"; do
@@ -25,6 +27,10 @@ for b in "${bad[@]}"; do echo "  $b"; done
 check "the folders are the table's (no part left out of it)" \
     test "$(ls -d */ | tr -d / | grep -vxE 'bench|build|deploy|docs|scripts|studies|tests|var|bin' | sort | tr '\n' ' ')" = \
     "$(printf '%s\n' "${!may[@]}" | sort | tr '\n' ' ')"
+# every program's entry is in cmd/, so that a part's folder holds no program of its own
+mains=$(grep -rlE '^int main\(' --include='*.c' --include='*.cc' --include='*.cu' "${!may[@]}" | grep -v '^cmd/')
+check "every main is in cmd/ ($(ls cmd/*.c | wc -l) programs)" test -z "$mains" -a "$(ls cmd/*.c | wc -l)" -ge 6
+[ -n "$mains" ] && echo "$mains" | sed 's/^/  main outside cmd\/: /'
 
 # Every global symbol the trainer, the kernels, the tokenizers, the
 # evaluation and the instruction data define (objects of sources that still

@@ -278,16 +278,16 @@ static const char *run_job(const struct job_ctx *ctx, struct http_client *http, 
         runlog_printf("leased run %lld (attempt %d) of experiment %lld; directory %s", run,
                       attempt, exp, dir);
     const char *outcome = "failed";
-    char *text = json_dumps(json_object_get(lease, "spec"), JSON_COMPACT);
+    json_t *spec_json = json_object_get(lease, "spec");
     struct job_spec spec;
     struct spec_error se;
     struct comm *comm = NULL;
     int lost = 0;
     struct train_opts opts = {.ops = ctx->ops, .resume = resume, .progress_seconds = 5};
     static struct sft_prepared prep;
-    if (!reason[0] && !text) {
+    if (!reason[0] && !spec_json) {
         snprintf(reason, sizeof reason, "the lease carried no spec");
-    } else if (!reason[0] && spec_parse(text, strlen(text), &spec, &se)) {
+    } else if (!reason[0] && spec_from_json(spec_json, &spec, &se)) {
         snprintf(reason, sizeof reason, "%s%s%s", se.field, se.field[0] ? ": " : "", se.message);
     } else if (!reason[0] && sft_prepare(&spec, ctx->work_dir, dir, rank, &prep, &opts, err,
                                          sizeof err)) {
@@ -331,7 +331,6 @@ static const char *run_job(const struct job_ctx *ctx, struct http_client *http, 
         t.retry = r == TRAIN_FAULT;
     }
     gang_leave(comm);
-    free(text);
     if (!strcmp(outcome, "failed") && reason[0])
         runlog_printf("failed: %s", reason);
     /* rank 0 says what became of the experiment; another rank's own words

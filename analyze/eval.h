@@ -1,15 +1,15 @@
 /* cod-analyze's multiple-choice tasks (eval/task.h): `eval` scores them on
  * the model, `prune --task` with each block removed too (the accuracy
  * ΔP), `cloze` writes a task built from held-out text (eval/cloze.h). */
-#ifndef COD_WORKER_ANALYZE_EVAL_H
-#define COD_WORKER_ANALYZE_EVAL_H
+#ifndef COD_ANALYZE_EVAL_H
+#define COD_ANALYZE_EVAL_H
 
 #include <stdint.h>
 
+#include "analyze/source.h"
 #include "eval/task.h"
 #include "kernels/ops.h"
 #include "trainer/model.h"
-#include "worker/analyze_source.h"
 
 enum { ANALYZE_MAX_TASKS = 64 };
 

@@ -1,4 +1,4 @@
-#include "worker/analyze_eval.h"
+#include "analyze/eval.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "worker/analyze_source.h"
+#include "analyze/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

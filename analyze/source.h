@@ -1,8 +1,8 @@
 /* What cod-analyze is given: a cod checkpoint (state.json and its spec)
  * or a Hugging Face model folder (config.json), made into a forward-only
  * model's configuration; and what each command's run says of it. */
-#ifndef COD_WORKER_ANALYZE_SOURCE_H
-#define COD_WORKER_ANALYZE_SOURCE_H
+#ifndef COD_ANALYZE_SOURCE_H
+#define COD_ANALYZE_SOURCE_H
 
 #include <stddef.h>
 
