@@ -41,19 +41,7 @@ check "the JSON lines were written" test -s "$t/all.jsonl"
     gzip parts/a.jsonl && zstd -q --rm parts/b/c.jsonl && xz parts/d.json)
 ls "$t"/parts/a.jsonl.gz "$t"/parts/b/c.jsonl.zst "$t"/parts/d.json.xz >/dev/null || echo "FAIL compressing the inputs"
 
-prep() { # OUT, then cod-prep's arguments
-    local out=$1; shift
-    "$COD_PREP" --quiet --tokenizer gpt2 --out "$t/$out" "$@" >"$t/$out.log" 2>&1
-}
-same_shards() { # A B: the same shard files, byte for byte, and at least one
-    local a=$t/$1 b=$t/$2 f n=0
-    for f in "$a"/train_*.bin "$a"/val_*.bin; do
-        [ -f "$f" ] || continue
-        cmp -s "$f" "$b/$(basename "$f")" || return 1
-        n=$((n + 1))
-    done
-    [ "$n" -ge 2 ] && [ "$(ls "$b"/*.bin | wc -l)" -eq "$n" ]
-}
+. tests/prep_helpers.bash
 prep text-out "$t/text"
 check "the text files are tokenized, some held out" grep -q '"val_000000.bin"' "$t/text-out/meta.json"
 for input in all.jsonl all.json all.jsonl.gz all.jsonl.zst all.jsonl.xz parts; do

@@ -40,19 +40,7 @@ node "$t/npm.mjs" fineweb "$t/all.jsonl" "$t/fineweb.parquet" nested
 for p in a b/c d; do node "$t/npm.mjs" fineweb "$t/parts/$p.jsonl" "$t/parts/$p.parquet" && rm "$t/parts/$p.jsonl"; done
 check "parquet-wasm wrote the FineWeb-shaped files" test -s "$t/fineweb.parquet" -a -s "$t/parts/b/c.parquet"
 
-prep() { # OUT, then cod-prep's arguments
-    local out=$1; shift
-    "$COD_PREP" --quiet --tokenizer gpt2 --out "$t/$out" "$@" >"$t/$out.log" 2>&1
-}
-same_shards() { # A B: the same shard files, byte for byte, and at least one
-    local a=$t/$1 b=$t/$2 f n=0
-    for f in "$a"/train_*.bin "$a"/val_*.bin; do
-        [ -f "$f" ] || continue
-        cmp -s "$f" "$b/$(basename "$f")" || return 1
-        n=$((n + 1))
-    done
-    [ "$n" -ge 2 ] && [ "$(ls "$b"/*.bin | wc -l)" -eq "$n" ]
-}
+. tests/prep_helpers.bash
 prep jsonl "$t/all.jsonl"
 check "the JSON lines are tokenized, some held out" grep -q '"val_000000.bin"' "$t/jsonl/meta.json"
 prep pq "$t/fineweb.parquet" || cat "$t/pq.log"
