@@ -24,7 +24,11 @@ for i in 1 2 3 4 5 6; do
     pids+=($!)
 done
 wait "${pids[@]}"
-until [ "$(grep -c 'POST /v1/sweeps 422' "$sd/server.log")" = 6 ]; do sleep 0.05; done
+# each refusal's log line is the event; a server that exits first is a failure
+until [ "$(grep -c 'POST /v1/sweeps 422' "$sd/server.log")" = 6 ]; do
+    kill -0 "$spid" 2>/dev/null || { echo "bench: cod-server exited:" >&2; tail -5 "$sd/server.log" >&2; exit 1; }
+    sleep 0.05
+done
 after=$(rss VmRSS) peak=$(rss VmHWM)
 echo "six 4 MiB sweep bodies of $keys one-value grid keys at once (answered $(sort -u "$sd"/code.* | paste -sd,)):" \
     "RSS ${before} MB before, ${after} MB after, ${peak} MB at the peak"
