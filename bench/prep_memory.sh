@@ -9,18 +9,7 @@ cd "$(dirname "$0")/.."
 t=$(mktemp -d /tmp/cod-bench-memory.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 limit_kb=196608
-node -e '
-const base = "The committee of the city considers its budget for the coming year, line by line. ";
-const w = process.stdout;
-let i = 0, bytes = 0;
-(function go() {
-    while (bytes < 230e6) {
-        const s = JSON.stringify({text: "Document " + i + ". " + base.repeat(10 + i % 30) + "It ends, " + i + "."}) + "\n";
-        bytes += s.length; i++;
-        if (!w.write(s)) return w.once("drain", go);
-    }
-    w.end();
-})();' >"$t/big.jsonl"
+node tests/parquet/big_documents.js >"$t/big.jsonl"
 build/test-tools/parquet_write --group-rows 5000 "$t/big.parquet" text:string <"$t/big.jsonl"
 zstd -q -1 --rm "$t/big.jsonl"
 printf '%-11s %10s %14s %8s %8s\n' input "file MB" "peak RSS MiB" "wall s" "CPU s"

@@ -103,19 +103,7 @@ check "a file that is no Parquet: an error saying so" fails fake "fake.parquet: 
 # in an uncompressed Parquet file, under ulimit -v 192 MB (one malloc
 # arena: see tests/prep_formats.sh).
 limit_kb=196608
-node -e '
-const base = "The committee of the city considers its budget for the coming year, line by line. ";
-const w = process.stdout;
-let i = 0, bytes = 0;
-(function go() {
-    while (bytes < 230e6) {
-        const s = JSON.stringify({text: "Document " + i + ". " + base.repeat(10 + i % 30) + "It ends, " + i + "."}) + "\n";
-        bytes += s.length; i++;
-        if (!w.write(s)) return w.once("drain", go);
-    }
-    require("fs").writeFileSync(process.argv[1], String(i));
-    w.end();
-})();' "$t/big.count" | build/test-tools/parquet_write --group-rows 5000 "$t/big.parquet" text:string
+node tests/parquet/big_documents.js "$t/big.count" | build/test-tools/parquet_write --group-rows 5000 "$t/big.parquet" text:string
 rows=$(cat "$t/big.count") size=$(stat -c %s "$t/big.parquet")
 check "the Parquet file is larger than the limit ($size bytes, limit $((limit_kb * 1024)))" test "$size" -gt $((limit_kb * 1024))
 (ulimit -v $limit_kb && MALLOC_ARENA_MAX=1 exec "$COD_PREP" --quiet --threads 2 --tokenizer gpt2 --val-fraction 0 \
